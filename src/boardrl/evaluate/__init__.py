@@ -1,0 +1,1 @@
+"""boardrl.evaluate"""
