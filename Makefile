@@ -3,7 +3,7 @@ PY := .venv/bin/python
 PIP := .venv/bin/pip
 STAMP := .venv/.installed
 
-.PHONY: install test bench clean
+.PHONY: install test bench repro ui clean
 
 $(PY):
 	python3 -m venv .venv
@@ -22,6 +22,15 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# The whole pipeline (dvc.yaml): data, training, evaluation, report.  The venv's bin/ goes first on PATH so the
+# stages' `python` is the project's interpreter; nothing is exported beyond this command.
+repro: $(STAMP)
+	PATH="$(CURDIR)/.venv/bin:$$PATH" .venv/bin/dvc repro
+
+# MLflow UI over the project's tracking database: http://127.0.0.1:5000
+ui: $(STAMP)
+	.venv/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port 5000
 
 clean:
 	rm -rf .venv .pytest_cache

@@ -1,1 +1,199 @@
-"""boardrl.agents"""
+"""Every player, by name: ``make_agent(game, "mcts:simulations=1000")`` and ``agent_names(game)``.
+
+A spec is ``name`` or ``name:key=value,key=value``; values are read as bool (true/false), int, float, or else
+text.  The keys are the agent's constructor arguments (see ``agent_keys``).  Each entry names the module and
+class that implement it and is imported only when built, so one game's missing or broken module never stops
+the others from working.
+
+Names (and the games they exist for):
+
+==================  =======================================================================================
+random              every game: uniform over legal moves
+semirandom          every game: seed 002's SemiRandom (first immediate win in action order, else random)
+tactical            tic-tac-toe, Connect 4, Conniption: win, else block an immediate win, else random
+alphabeta           every game: depth-limited alpha-beta (``depth``, ``evaluation``, ``tiebreak``)
+maxmin              tic-tac-toe (max_depth 4), Connect 4 (5): seed 002's MaxMin
+seed000_alphabeta   tic-tac-toe: seed 000's full-depth, deterministic AlphaBeta
+mcts                every game: UCT (``simulations``, ``c``, ``solver``, ``rollout``)
+perfect             games with a referee: tic-tac-toe, Connect 4, Dots and Boxes up to 3x3 boxes
+human               every game: moves typed at the terminal
+moderate, advanced  Dots and Boxes: seed 001's players
+conniption_random, sols, cells, hybrid, flip   Conniption: seed 004's minimax players (``max_depth``)
+==================  =======================================================================================
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from boardrl.agents.base import Agent, RandomAgent
+from boardrl.games.base import BoardRLError, Game
+
+__all__ = ["Agent", "RandomAgent", "AgentSpecError", "agent_keys", "agent_names", "make_agent", "parse_spec"]
+
+
+class AgentSpecError(BoardRLError):
+    """An agent spec that names an unknown agent or key, a wrong value, or an agent of another game."""
+
+
+# ---------------------------------------------------------------------------------------------- game sets
+def _any(game: Game) -> bool:
+    return True
+
+
+def _ids(*ids: str) -> Callable[[Game], bool]:
+    return lambda game: game.game_id in ids
+
+
+def _dots(game: Game) -> bool:
+    return game.game_id.startswith("dots_and_boxes_")
+
+
+def _has_referee(game: Game) -> bool:
+    if game.game_id in ("tictactoe", "connect4"):
+        return True
+    return _dots(game) and getattr(game, "rows", 99) <= 3 and getattr(game, "cols", 99) <= 3
+
+
+# ---------------------------------------------------------------------------------------------- entries
+@dataclass(frozen=True)
+class AgentEntry:
+    """One registry name: where its class lives, which games it plays, and fixed constructor arguments."""
+
+    name: str
+    module: str
+    attr: str
+    games: Callable[[Game], bool]
+    where: str  # the games, in words, for error messages
+    fixed: dict[str, Any] = field(default_factory=dict)
+    hidden: tuple[str, ...] = ()  # constructor arguments that a spec may not set (streams, objects)
+
+    def factory(self) -> Callable[..., Agent]:
+        return getattr(importlib.import_module(self.module), self.attr)
+
+    def keys(self) -> list[str]:
+        """Constructor arguments a spec may set: everything but the game, the name and the fixed ones."""
+        params = inspect.signature(self.factory()).parameters.values()
+        skip = {"self", "game", "name", *self.fixed, *self.hidden}
+        return [p.name for p in params if p.name not in skip and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+_A = "boardrl.agents."
+_CONNIPTION_AI = {name: key for key, name in
+                  {"random": "conniption_random", "sols": "sols", "cells": "cells", "hybrid": "hybrid", "flip": "flip"}.items()}
+
+ENTRIES: tuple[AgentEntry, ...] = (
+    AgentEntry("random", _A + "base", "RandomAgent", _any, "every game"),
+    AgentEntry("semirandom", _A + "simple", "SemiRandomAgent", _any, "every game"),
+    AgentEntry("tactical", _A + "simple", "TacticalAgent", _ids("tictactoe", "connect4"), "tictactoe, connect4, conniption"),
+    AgentEntry("tactical", _A + "conniption", "TacticalConniptionAgent", _ids("conniption"), "tictactoe, connect4, conniption"),
+    AgentEntry("alphabeta", _A + "alphabeta", "AlphaBetaAgent", _any, "every game"),
+    AgentEntry("maxmin", _A + "alphabeta", "MaxMinAgent", _ids("tictactoe", "connect4"), "tictactoe, connect4"),
+    AgentEntry("seed000_alphabeta", _A + "alphabeta", "Seed000AlphaBetaAgent", _ids("tictactoe"), "tictactoe"),
+    AgentEntry("mcts", _A + "mcts", "MCTSAgent", _any, "every game"),
+    AgentEntry("perfect", _A + "perfect", "PerfectAgent", _has_referee, "tictactoe, connect4, dots_and_boxes up to 3x3",
+               hidden=("referee",)),
+    AgentEntry("human", _A + "human", "HumanAgent", _any, "every game", hidden=("input", "output")),
+    AgentEntry("moderate", _A + "dots_and_boxes", "ModerateAgent", _dots, "dots_and_boxes_RxC"),
+    AgentEntry("advanced", _A + "dots_and_boxes", "AdvancedAgent", _dots, "dots_and_boxes_RxC"),
+    *(
+        AgentEntry(name, _A + "conniption", "ConniptionAI", _ids("conniption"), "conniption", fixed={"evaluation": key})
+        for name, key in _CONNIPTION_AI.items()
+    ),
+)
+
+
+def _entry(game: Game, name: str) -> AgentEntry:
+    known = [e for e in ENTRIES if e.name == name]
+    if not known:
+        raise AgentSpecError(f"unknown agent {name!r}; agents for {game.game_id}: {', '.join(agent_names(game))}")
+    for e in known:
+        if e.games(game):
+            return e
+    raise AgentSpecError(
+        f"agent {name!r} does not play {game.game_id} (it plays {known[0].where}); "
+        f"agents for {game.game_id}: {', '.join(agent_names(game))}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- public API
+def _game(game: Game | str) -> Game:
+    if isinstance(game, Game):
+        return game
+    if isinstance(game, str):
+        from boardrl.games import make_game
+
+        return make_game(game)
+    raise AgentSpecError(f"expected a Game or a game id, got {type(game).__name__} {game!r}")
+
+
+def agent_names(game: Game | str) -> list[str]:
+    """The agent names that exist for ``game``, in registry order."""
+    g = _game(game)
+    out: list[str] = []
+    for e in ENTRIES:
+        if e.name not in out and e.games(g):
+            out.append(e.name)
+    return out
+
+
+def agent_keys(game: Game | str, name: str) -> list[str]:
+    """The keys a spec may set for agent ``name`` at ``game``."""
+    g = _game(game)
+    return _entry(g, name).keys()
+
+
+def _value(text: str) -> bool | int | float | str:
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"name:key=value,key=value"`` -> ``(name, {key: value})``; values become bool, int, float or text."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"an agent spec must be a non-empty string like 'mcts:simulations=1000', got {spec!r}")
+    name, _, rest = spec.strip().partition(":")
+    name = name.strip()
+    kwargs: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, text = part.partition("=")
+        key = key.strip()
+        if not eq or not key or not text.strip():
+            raise AgentSpecError(f"agent spec {spec!r}: {part!r} is not key=value")
+        if key in kwargs:
+            raise AgentSpecError(f"agent spec {spec!r}: key {key!r} given twice")
+        kwargs[key] = _value(text)
+    return name, kwargs
+
+
+def make_agent(game: Game | str, spec: str) -> Agent:
+    """Build the agent a spec describes for ``game`` (a Game or a game id); the agent's name is the spec.
+
+    Errors (``AgentSpecError``, a ``BoardRLError``) are one line naming the legal choices: unknown agent, agent
+    of another game, unknown key, or a value the agent refuses.
+    """
+    g = _game(game)
+    name, kwargs = parse_spec(spec)
+    entry = _entry(g, name)
+    legal = entry.keys()
+    for key in kwargs:
+        if key not in legal:
+            choices = ", ".join(legal) if legal else "none"
+            raise AgentSpecError(f"agent {name!r} has no key {key!r}; keys: {choices}")
+    factory = entry.factory()
+    try:
+        agent = factory(g, **entry.fixed, **kwargs)
+    except BoardRLError as exc:
+        raise AgentSpecError(f"agent spec {spec!r}: {exc}") from None
+    agent.name = spec.strip()
+    return agent

@@ -18,23 +18,23 @@ def popcount(x: int) -> int:
 
 @njit(cache=True)
 def pick_random_legal(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Row-wise uniform choice among True entries of ``mask`` using one uniform ``u[i]`` per row; -1 if none."""
+    """Row-wise uniform choice among True entries of ``mask`` using one uniform ``u[i]`` per row; -1 if none.
+
+    Branch-free inner loops: this runs on every batched random step, where a data-dependent branch per cell
+    costs more than the rules themselves.
+    """
     n, a = mask.shape
-    out = np.full(n, -1, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
     for i in range(n):
         k = 0
         for j in range(a):
-            if mask[i, j]:
-                k += 1
-        if k == 0:
-            continue
-        r = int(u[i] * k)
-        if r >= k:
-            r = k - 1
+            k += mask[i, j]
+        r = min(int(u[i] * k), k - 1)
+        pos = -1
+        c = 0
         for j in range(a):
-            if mask[i, j]:
-                if r == 0:
-                    out[i] = j
-                    break
-                r -= 1
+            m = mask[i, j]
+            pos += (j + 1) * (m & (c == r))
+            c += m
+        out[i] = pos
     return out

@@ -1,0 +1,314 @@
+"""Speed benchmarks: game engines, the Connect 4 solver, the Dots-and-Boxes referee build, the match runner.
+
+``make bench`` runs everything; ``--only PREFIX`` (repeatable) runs the benchmarks whose keys start with a
+prefix, e.g. ``--only connect4.`` or ``--only match``.  Results are merged into ``benchmarks/results.json``
+(written atomically: a killed run leaves the previous file) and printed as a table with each target.
+
+Method (a shared, noisy machine): every figure is the median of several repetitions; numba kernels are warmed
+up (compiled or loaded from cache) before any timing; the Dots-and-Boxes table is built in a fresh process,
+without the disk cache, so its wall time and peak RSS are those of a cold build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results.json"
+ENGINE_GAMES = ("tictactoe", "connect4", "dots_and_boxes_3x3", "conniption")
+BATCH_N = 4096
+
+#: key -> (comparison, threshold); the issue's targets for this 2-core machine.
+TARGETS: dict[str, tuple[str, float]] = {
+    "tictactoe.batched_steps_per_s": (">=", 5e6),
+    "connect4.batched_steps_per_s": (">=", 5e6),
+    "dots_and_boxes_3x3.batched_steps_per_s": (">=", 5e6),
+    "conniption.batched_steps_per_s": (">=", 2e6),
+    "connect4.scalar_steps_per_s": (">=", 3e5),
+    "connect4_solver.nodes_per_s": (">=", 1e7),
+    "connect4_solver.median_ms_20ply": ("<=", 50.0),
+    "dots_and_boxes_3x3_referee.seconds": ("<=", 60.0),
+    "dots_and_boxes_3x3_referee.peak_mib": ("<=", 1024.0),
+    "match.connect4_tactical_vs_random_games_per_s": (">=", 1000.0),  # 10,000 games in <= 10 s
+}
+
+
+# ---------------------------------------------------------------------------------------------- engines
+def _timed_rate(run: Callable[[int], int], seconds: float, repeats: int) -> float:
+    """Median of ``repeats`` rates of ``run(k)`` (which returns the work done), k sized to ~``seconds`` each."""
+    run(50)  # warm-up: numba compile / cache load, first-touch allocations
+    k = 50
+    while True:  # calibrate: double until one call takes a tenth of the budget
+        t = time.perf_counter()
+        run(k)
+        dt = time.perf_counter() - t
+        if dt >= seconds / 10 or k >= 1 << 24:
+            break
+        k *= 2
+    k = max(1, int(k * seconds / max(dt, 1e-9)))
+    rates = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        work = run(k)
+        rates.append(work / (time.perf_counter() - t))
+    return statistics.median(rates)
+
+
+def bench_batched(game_id: str, repeats: int) -> dict[str, float]:
+    """Random play in one BatchedGame of 4,096 rows with auto-reset: actions per second over all rows."""
+    from boardrl.games import make_game
+    from boardrl.games.base import random_legal_actions
+
+    batch = make_game(game_id).batched(BATCH_N, auto_reset=True)
+    rng = np.random.default_rng(0)
+
+    def run(steps: int) -> int:
+        for _ in range(steps):
+            batch.step(random_legal_actions(batch.legal_mask(), rng))
+        return steps * BATCH_N
+
+    return {f"{game_id}.batched_steps_per_s": _timed_rate(run, 1.0, repeats)}
+
+
+def bench_scalar(game_id: str, repeats: int) -> dict[str, float]:
+    """Random play through the scalar API (legal_moves + play), restarting finished games."""
+    from boardrl.games import make_game
+
+    game = make_game(game_id)
+    rng = np.random.default_rng(0)
+    start = game.initial_state()
+    legal_moves, play = game.legal_moves, game.play
+    state = [start]
+
+    def run(steps: int) -> int:
+        u = rng.random(steps)
+        s = state[0]
+        for i in range(steps):
+            legal = legal_moves(s).nonzero()[0]
+            if legal.size == 0:  # the mask is all False exactly when the game is over
+                s = start
+                legal = legal_moves(s).nonzero()[0]
+            s = play(s, int(legal[int(u[i] * legal.size)]))
+        state[0] = s
+        return steps
+
+    return {f"{game_id}.scalar_steps_per_s": _timed_rate(run, 1.0, repeats)}
+
+
+# ---------------------------------------------------------------------------------------------- solvers
+def _connect4_positions(n: int, plies: int, seed: int) -> list:
+    """D's benchmark position set (benchmarks/connect4_positions.py is a script file, not a package)."""
+    spec = importlib.util.spec_from_file_location("connect4_positions", HERE / "connect4_positions.py")
+    if spec is None or spec.loader is None or not (HERE / "connect4_positions.py").exists():
+        raise FileNotFoundError("benchmarks/connect4_positions.py is missing")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.random_positions(n, plies, seed))
+
+
+def _as_state(game, pos):
+    """Positions may come as states or as move strings; the referee takes states."""
+    return game.replay(pos) if isinstance(pos, str) else pos
+
+
+def bench_connect4_solver(repeats: int) -> dict[str, float]:
+    """Exact score of 200 positions after 20 random plies, each from a cleared transposition table."""
+    from boardrl.games import make_game
+    from boardrl.solvers.connect4 import Connect4Referee
+
+    game = make_game("connect4")
+    positions = [_as_state(game, p) for p in _connect4_positions(200, 20, 0)]
+    referee = Connect4Referee(game)
+    for pos in positions[:3]:  # warm-up
+        referee.solve_score(pos)
+    medians, rates = [], []
+    for _ in range(max(1, repeats // 2)):  # a pass is 200 solves: fewer passes than the engine repeats
+        times = []
+        nodes0 = referee.nodes
+        for pos in positions:
+            referee.clear()
+            t = time.perf_counter()
+            referee.solve_score(pos)
+            times.append(time.perf_counter() - t)
+        medians.append(1e3 * statistics.median(times))
+        rates.append((referee.nodes - nodes0) / sum(times))
+    return {
+        "connect4_solver.nodes_per_s": statistics.median(rates),
+        "connect4_solver.median_ms_20ply": statistics.median(medians),
+    }
+
+
+_DNB_CHILD = """
+import json, resource, time
+from boardrl.solvers.dots_and_boxes import build_table
+build_table(2, 2)  # warm-up: load or compile the numba kernels; tiny next to the 3x3 table
+t = time.perf_counter()
+table = build_table(3, 3)
+seconds = time.perf_counter() - t
+assert table.shape[0] == 1 << 24
+print(json.dumps({"seconds": seconds, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def bench_dnb_referee(repeats: int) -> dict[str, float]:
+    """Cold build of the 3x3 retrograde table in a fresh process without disk cache: wall time and peak RSS."""
+    secs, peaks = [], []
+    for _ in range(max(1, min(repeats, 3))):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, BOARDRL_CACHE=tmp)  # belt and braces: build_table never touches the disk
+            out = subprocess.run([sys.executable, "-c", _DNB_CHILD], capture_output=True, text=True, env=env,
+                                 timeout=900)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "child failed")
+        data = json.loads(out.stdout.strip().splitlines()[-1])
+        secs.append(data["seconds"])
+        peaks.append(data["peak_mib"])
+    return {
+        "dots_and_boxes_3x3_referee.seconds": statistics.median(secs),
+        "dots_and_boxes_3x3_referee.peak_mib": statistics.median(peaks),
+    }
+
+
+# ---------------------------------------------------------------------------------------------- match runner
+def bench_match(repeats: int) -> dict[str, float]:
+    """10,000 games of tactical against random at Connect 4 through ``play_match``."""
+    from boardrl.agents import make_agent
+    from boardrl.evaluate.match import play_match
+    from boardrl.games import make_game
+
+    game = make_game("connect4")
+    a, b = make_agent(game, "tactical"), make_agent(game, "random")
+    processes = 1 if (a.batched and b.batched) else min(2, os.cpu_count() or 1)
+    play_match(game, a, b, 200, seed=0, processes=1)  # warm-up
+    rates = []
+    for r in range(max(1, min(repeats, 3))):
+        t = time.perf_counter()
+        play_match(game, a, b, 10_000, seed=r, processes=processes)
+        rates.append(10_000 / (time.perf_counter() - t))
+    return {"match.connect4_tactical_vs_random_games_per_s": statistics.median(rates)}
+
+
+# ---------------------------------------------------------------------------------------------- driver
+@dataclass(frozen=True)
+class Bench:
+    keys: tuple[str, ...]
+    run: Callable[[int], dict[str, float]]
+
+
+def all_benches() -> list[Bench]:
+    benches = []
+    for g in ENGINE_GAMES:
+        benches.append(Bench((f"{g}.batched_steps_per_s",), lambda r, g=g: bench_batched(g, r)))
+        benches.append(Bench((f"{g}.scalar_steps_per_s",), lambda r, g=g: bench_scalar(g, r)))
+    benches.append(Bench(("connect4_solver.nodes_per_s", "connect4_solver.median_ms_20ply"), bench_connect4_solver))
+    benches.append(Bench(("dots_and_boxes_3x3_referee.seconds", "dots_and_boxes_3x3_referee.peak_mib"),
+                         bench_dnb_referee))
+    benches.append(Bench(("match.connect4_tactical_vs_random_games_per_s",), bench_match))
+    return benches
+
+
+def select(benches: list[Bench], prefixes: list[str] | None) -> list[Bench]:
+    if not prefixes:
+        return benches
+    chosen = [b for b in benches if any(k.startswith(p) for k in b.keys for p in prefixes)]
+    if not chosen:
+        known = ", ".join(k for b in benches for k in b.keys)
+        raise SystemExit(f"error: no benchmark key starts with {' or '.join(prefixes)}; keys: {known}")
+    return chosen
+
+
+def verdict(key: str, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if key not in TARGETS:
+        return ""
+    op, limit = TARGETS[key]
+    ok = value >= limit if op == ">=" else value <= limit
+    return f"{'pass' if ok else 'FAIL'} ({op} {limit:g})"
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.2f}"
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or None
+    except OSError:
+        return None
+
+
+def _write_atomic(path: Path, data: dict) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", metavar="KEYPREFIX", help="run benchmarks whose key starts so")
+    parser.add_argument("--repeats", type=int, default=5, help="repetitions per figure (median reported)")
+    parser.add_argument("--output", type=Path, default=RESULTS, help="results file (merged, written atomically)")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1, got {args.repeats}")
+
+    results: dict = json.loads(args.output.read_text()) if args.output.exists() else {}
+    errors: dict = results.get("_errors", {})
+    for bench in select(all_benches(), args.only):
+        t = time.perf_counter()
+        try:
+            values = bench.run(args.repeats)
+            for k in bench.keys:
+                errors.pop(k, None)
+        except Exception as exc:  # one missing component must not hide the other figures
+            values = {}
+            for k in bench.keys:
+                errors[k] = f"{type(exc).__name__}: {exc}"
+                results.pop(k, None)
+        results.update(values)
+        for k in bench.keys:
+            note = errors.get(k, f"{time.perf_counter() - t:.1f} s")
+            print(f"{k:48s} {_fmt(results.get(k)):>16s}  {verdict(k, results.get(k)):22s} {note}", flush=True)
+    results["_errors"] = errors
+    results["_meta"] = {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "commit": _git_commit(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "repeats": args.repeats,
+        "batch_n": BATCH_N,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(args.output, results)
+    print(f"\nwrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

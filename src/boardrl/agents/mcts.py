@@ -1,0 +1,521 @@
+"""UCT Monte Carlo tree search with random rollouts, and an optional MCTS-solver backup, for every game.
+
+One simulation: walk down the tree choosing the child with the highest UCB1 score
+``mean + c * sqrt(ln N(parent) / N(child))``, expand one untried action (drawn at random), play a rollout to
+the end of the game, and add the result (1 win, 0.5 draw, 0 loss, from the view of the player who made the move
+into each node) along the path.  The move played is the most visited root action.
+
+MCTS-solver (Winands, Bjornsson and Saito, 2008), switched on with ``solver=True``: a terminal node is proven;
+a node whose player to move has a proven winning child is a proven win; a node whose children are all expanded
+and proven takes the best of their values.  Selection skips children proven lost for the mover, a proven node
+is backed up with its exact result instead of a rollout, search stops once the root is proven, and a proven
+root plays a proven-best child.
+
+Why this layout: the tree lives in flat numpy arrays (node table, per-action child table, wins, states) and its
+walk, expansion, backup and proving are numba kernels shared by all games.  Every game here (tic-tac-toe, Connect 4,
+Dots and Boxes, Conniption) has a whole-search kernel, tree and rollouts compiled together on the game's own
+rule kernels; any other Game (or ``kernel=False``) drives the same tree kernels from Python and rolls out
+through the Game interface.  Randomness comes
+from one seed drawn from the caller's Generator, expanded by a splitmix64 stream inside the kernels, so a search
+is deterministic given the rng, and both paths consume that stream identically (tested on tic-tac-toe: the
+generic path and the kernel give the same tree).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from boardrl.agents.base import Agent
+from boardrl.agents.simple import c4_tactical, nth_set_bit, ttt_tactical
+from boardrl.games._kernels import popcount
+from boardrl.games.base import BoardRLError, Game
+from boardrl.games.connect4 import apply as c4_apply
+from boardrl.games.connect4 import legal_columns as c4_legal_columns
+from boardrl.games.connect4 import status as c4_status
+from boardrl.games.tictactoe import apply as ttt_apply
+from boardrl.games.tictactoe import legal_bits as ttt_legal_bits
+from boardrl.games.tictactoe import status as ttt_status
+
+try:  # optional fast paths: a broken module of one game must not take MCTS down for the others
+    from boardrl.games.dots_and_boxes import apply as dab_apply
+except ImportError:  # pragma: no cover
+    dab_apply = None
+try:
+    from boardrl.games.conniption import apply as cn_apply
+    from boardrl.games.conniption import legal_bits as cn_legal_bits
+except ImportError:  # pragma: no cover
+    cn_apply = cn_legal_bits = None
+
+# columns of the int64 node table
+PARENT, ACTION, UNTRIED, VISITS, MOVER, TO_MOVE, PROVEN = range(7)
+UNKNOWN = 9  # PROVEN: +1 player 0 wins, -1 player 1 wins, 0 draw, UNKNOWN not proven
+ROLLOUTS = ("random", "tactical")
+KERNEL_GAMES = ("tictactoe", "connect4")
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+
+
+# ---------------------------------------------------------------------------------------------- randomness
+@njit(cache=True)
+def next_uniform(rs: np.ndarray) -> float:
+    """Next number in [0, 1) of the splitmix64 stream whose state is ``rs[0]`` (uint64)."""
+    rs[0] += _GOLDEN
+    z = rs[0]
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    z = z ^ (z >> _S31)
+    return (z >> _S11) * (1.0 / 9007199254740992.0)
+
+
+# ---------------------------------------------------------------------------------------------- tree kernels
+@njit(cache=True)
+def tree_root(info: np.ndarray, to_move: int, legal: int, proven: int) -> None:
+    info[0, PARENT] = -1
+    info[0, ACTION] = -1
+    info[0, UNTRIED] = legal
+    info[0, VISITS] = 0
+    info[0, MOVER] = -1
+    info[0, TO_MOVE] = to_move
+    info[0, PROVEN] = proven
+
+
+@njit(cache=True)
+def tree_select(info: np.ndarray, wins: np.ndarray, children: np.ndarray, c: float, solver: bool) -> int:
+    """Descend by UCB1 to a node that is proven (terminal) or still has an untried action."""
+    node = 0
+    while info[node, PROVEN] == UNKNOWN and info[node, UNTRIED] == 0:
+        sgn = 1 if info[node, TO_MOVE] == 0 else -1
+        log_n = math.log(info[node, VISITS])
+        best, best_score = -1, -np.inf
+        for a in range(children.shape[1]):
+            ch = children[node, a]
+            if ch < 0:
+                continue
+            if solver and info[ch, PROVEN] != UNKNOWN and info[ch, PROVEN] * sgn == -1:
+                continue  # proven loss for the player choosing here
+            n = info[ch, VISITS]
+            score = wins[ch] / n + c * math.sqrt(log_n / n)
+            if score > best_score:
+                best, best_score = ch, score
+        if best < 0:  # every child is a proven loss: the node is proven too (only reached without proving)
+            return node
+        node = best
+    return node
+
+
+@njit(cache=True)
+def tree_pick_untried(info: np.ndarray, node: int, rs: np.ndarray) -> int:
+    """Remove and return a uniformly random untried action of ``node``."""
+    a = nth_set_bit(info[node, UNTRIED], next_uniform(rs))
+    info[node, UNTRIED] &= ~(1 << a)
+    return a
+
+
+@njit(cache=True)
+def tree_add(
+    info: np.ndarray, children: np.ndarray, parent: int, action: int, new: int, to_move: int, legal: int, proven: int
+) -> int:
+    """Create node ``new`` as the child of ``parent`` through ``action``; returns ``new``."""
+    info[new, PARENT] = parent
+    info[new, ACTION] = action
+    info[new, UNTRIED] = legal if proven == UNKNOWN else 0
+    info[new, VISITS] = 0
+    info[new, MOVER] = info[parent, TO_MOVE]
+    info[new, TO_MOVE] = to_move
+    info[new, PROVEN] = proven
+    children[parent, action] = new
+    return new
+
+
+@njit(cache=True)
+def _try_prove(info: np.ndarray, children: np.ndarray, node: int) -> bool:
+    """Prove ``node`` from its children if possible (see the module docstring)."""
+    sgn = 1 if info[node, TO_MOVE] == 0 else -1
+    complete = info[node, UNTRIED] == 0
+    best = -2
+    for a in range(children.shape[1]):
+        ch = children[node, a]
+        if ch < 0:
+            continue
+        v = info[ch, PROVEN]
+        if v == UNKNOWN:
+            complete = False
+            continue
+        if v * sgn == 1:
+            info[node, PROVEN] = v
+            return True
+        best = max(best, v * sgn)
+    if complete:
+        info[node, PROVEN] = best * sgn
+        return True
+    return False
+
+
+@njit(cache=True)
+def tree_backup(info: np.ndarray, wins: np.ndarray, children: np.ndarray, node: int, r0: float, solver: bool) -> None:
+    """Add result ``r0`` (for player 0: 1 win, 0.5 draw, 0 loss) along the path; prove ancestors if asked."""
+    if solver:
+        p = info[node, PARENT]
+        while p >= 0 and info[p, PROVEN] == UNKNOWN and _try_prove(info, children, p):
+            p = info[p, PARENT]
+    while node >= 0:
+        info[node, VISITS] += 1
+        m = info[node, MOVER]
+        if m == 0:
+            wins[node] += r0
+        elif m == 1:
+            wins[node] += 1.0 - r0
+        node = info[node, PARENT]
+
+
+@njit(cache=True)
+def proven_reward(v: int) -> float:
+    """Result for player 0 of a proven value (+1 / 0 / -1 for player 0)."""
+    return 0.5 * (v + 1)
+
+
+@njit(cache=True)
+def tree_best_action(info: np.ndarray, wins: np.ndarray, children: np.ndarray, solver: bool) -> int:
+    """Most visited root action (ties: higher mean, then lower action); a proven root plays a proven-best child.
+
+    With the solver, children proven lost for the root player are avoided whenever another child exists.
+    """
+    sgn = 1 if info[0, TO_MOVE] == 0 else -1
+    target = info[0, PROVEN] if solver else UNKNOWN
+    best, best_key_n, best_key_q = -1, -1, -np.inf
+    for pass_ in range(2):  # pass 0 applies the solver filters; pass 1 takes any child
+        for a in range(children.shape[1]):
+            ch = children[0, a]
+            if ch < 0:
+                continue
+            if pass_ == 0 and solver:
+                v = info[ch, PROVEN]
+                if target != UNKNOWN and v != target:
+                    continue
+                if v != UNKNOWN and v * sgn == -1:
+                    continue
+            n = info[ch, VISITS]
+            q = wins[ch] / n if n > 0 else 0.0
+            if n > best_key_n or (n == best_key_n and q > best_key_q):
+                best, best_key_n, best_key_q = a, n, q
+        if best >= 0:
+            return best
+    return best
+
+
+# ---------------------------------------------------------------------------------------------- tic-tac-toe
+@njit(cache=True)
+def status_proven(s: int) -> int:
+    """PROVEN value of a game status (-1 on, 0 / 1 = that player won, 2 = draw; the kernels' convention)."""
+    return UNKNOWN if s == -1 else (1 if s == 0 else (-1 if s == 1 else 0))
+
+
+@njit(cache=True)
+def _ttt_mover(x: int, o: int) -> int:
+    """Player to move (0 = X) from the stone counts."""
+    return 0 if popcount(x) == popcount(o) else 1
+
+
+@njit(cache=True)
+def ttt_rollout(x: int, o: int, kind: int, rs: np.ndarray) -> float:
+    """Play to the end (random, or tactical when ``kind`` == 1); result for player 0."""
+    s = ttt_status(x, o)
+    while s == -1:
+        u = next_uniform(rs)
+        a = nth_set_bit(ttt_legal_bits(x, o), u) if kind == 0 else ttt_tactical(x, o, u)
+        x, o = ttt_apply(x, o, a)
+        s = ttt_status(x, o)
+    return 1.0 if s == 0 else (0.0 if s == 1 else 0.5)
+
+
+@njit(cache=True)
+def ttt_search(
+    info: np.ndarray, wins: np.ndarray, children: np.ndarray, states: np.ndarray,
+    sims: int, c: float, solver: bool, kind: int, rs: np.ndarray,
+) -> int:
+    """Whole UCT search from ``states[0]`` (x, o); returns the chosen action."""
+    x, o = states[0, 0], states[0, 1]
+    tree_root(info, _ttt_mover(x, o), ttt_legal_bits(x, o), status_proven(ttt_status(x, o)))
+    n = 1
+    for _ in range(sims):
+        if solver and info[0, PROVEN] != UNKNOWN:
+            break
+        node = tree_select(info, wins, children, c, solver)
+        if info[node, PROVEN] == UNKNOWN:
+            a = tree_pick_untried(info, node, rs)
+            x, o = ttt_apply(states[node, 0], states[node, 1], a)
+            states[n, 0], states[n, 1] = x, o
+            node = tree_add(info, children, node, a, n, _ttt_mover(x, o), ttt_legal_bits(x, o),
+                            status_proven(ttt_status(x, o)))
+            n += 1
+        if info[node, PROVEN] != UNKNOWN:
+            r0 = proven_reward(info[node, PROVEN])
+        else:
+            r0 = ttt_rollout(states[node, 0], states[node, 1], kind, rs)
+        tree_backup(info, wins, children, node, r0, solver)
+    return tree_best_action(info, wins, children, solver)
+
+
+# ---------------------------------------------------------------------------------------------- Connect 4
+@njit(cache=True)
+def c4_rollout(cur: int, mask: int, plies: int, kind: int, rs: np.ndarray) -> float:
+    """Play to the end (random, or tactical when ``kind`` == 1); result for player 0."""
+    s = c4_status(cur, mask, plies)
+    while s == -1:
+        u = next_uniform(rs)
+        a = nth_set_bit(c4_legal_columns(cur, mask, plies), u) if kind == 0 else c4_tactical(cur, mask, plies, u)
+        cur, mask, plies = c4_apply(cur, mask, plies, a)
+        s = c4_status(cur, mask, plies)
+    return 1.0 if s == 0 else (0.0 if s == 1 else 0.5)
+
+
+@njit(cache=True)
+def c4_search(
+    info: np.ndarray, wins: np.ndarray, children: np.ndarray, states: np.ndarray,
+    sims: int, c: float, solver: bool, kind: int, rs: np.ndarray,
+) -> int:
+    """Whole UCT search from ``states[0]`` (current, mask, plies); returns the chosen column."""
+    cur, mask, plies = states[0, 0], states[0, 1], states[0, 2]
+    tree_root(info, plies & 1, c4_legal_columns(cur, mask, plies), status_proven(c4_status(cur, mask, plies)))
+    n = 1
+    for _ in range(sims):
+        if solver and info[0, PROVEN] != UNKNOWN:
+            break
+        node = tree_select(info, wins, children, c, solver)
+        if info[node, PROVEN] == UNKNOWN:
+            a = tree_pick_untried(info, node, rs)
+            cur, mask, plies = c4_apply(states[node, 0], states[node, 1], states[node, 2], a)
+            states[n, 0], states[n, 1], states[n, 2] = cur, mask, plies
+            node = tree_add(info, children, node, a, n, plies & 1, c4_legal_columns(cur, mask, plies),
+                            status_proven(c4_status(cur, mask, plies)))
+            n += 1
+        if info[node, PROVEN] != UNKNOWN:
+            r0 = proven_reward(info[node, PROVEN])
+        else:
+            r0 = c4_rollout(states[node, 0], states[node, 1], states[node, 2], kind, rs)
+        tree_backup(info, wins, children, node, r0, solver)
+    return tree_best_action(info, wins, children, solver)
+
+
+# ---------------------------------------------------------------------------------------------- Dots and Boxes
+@njit(cache=True)
+def _dab_result(s0: int, s1: int) -> int:
+    return 1 if s0 > s1 else (-1 if s1 > s0 else 0)
+
+
+@njit(cache=True)
+def dab_rollout(edges: int, to_move: int, s0: int, s1: int, full: int, ebm: np.ndarray, rs: np.ndarray) -> float:
+    """Random edges to the end; result for player 0."""
+    while edges != full:
+        a = nth_set_bit(full & ~edges, next_uniform(rs))
+        edges, to_move, s0, s1 = dab_apply(edges, to_move, s0, s1, a, ebm)
+    return proven_reward(_dab_result(s0, s1))
+
+
+@njit(cache=True)
+def dab_search(
+    info: np.ndarray, wins: np.ndarray, children: np.ndarray, states: np.ndarray,
+    sims: int, c: float, solver: bool, kind: int, rs: np.ndarray, full: int, ebm: np.ndarray,
+) -> int:
+    """Whole UCT search from ``states[0]`` (edges, to_move, score0, score1); returns the chosen edge."""
+    e, t = states[0, 0], states[0, 1]
+    tree_root(info, t, full & ~e, UNKNOWN if e != full else _dab_result(states[0, 2], states[0, 3]))
+    n = 1
+    for _ in range(sims):
+        if solver and info[0, PROVEN] != UNKNOWN:
+            break
+        node = tree_select(info, wins, children, c, solver)
+        if info[node, PROVEN] == UNKNOWN:
+            a = tree_pick_untried(info, node, rs)
+            e, t, s0, s1 = dab_apply(states[node, 0], states[node, 1], states[node, 2], states[node, 3], a, ebm)
+            states[n, 0], states[n, 1], states[n, 2], states[n, 3] = e, t, s0, s1
+            node = tree_add(info, children, node, a, n, t, full & ~e, UNKNOWN if e != full else _dab_result(s0, s1))
+            n += 1
+        if info[node, PROVEN] != UNKNOWN:
+            r0 = proven_reward(info[node, PROVEN])
+        else:
+            r0 = dab_rollout(states[node, 0], states[node, 1], states[node, 2], states[node, 3], full, ebm, rs)
+        tree_backup(info, wins, children, node, r0, solver)
+    return tree_best_action(info, wins, children, solver)
+
+
+# ---------------------------------------------------------------------------------------------- Conniption
+@njit(cache=True)
+def cn_rollout(s: np.ndarray, seed_rule: bool, rs: np.ndarray) -> float:
+    """Random stage-moves to the end from the 8-field state row ``s``; result for player 0."""
+    p0, mask, stage, f0, f1, lf, player, status = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+    while status == -1:
+        a = nth_set_bit(cn_legal_bits(p0, mask, stage, f0, f1, lf, player, status), next_uniform(rs))
+        p0, mask, stage, f0, f1, lf, player, status = cn_apply(p0, mask, stage, f0, f1, lf, player, status, a, seed_rule)
+    return proven_reward(status_proven(status))
+
+
+@njit(cache=True)
+def cn_search(
+    info: np.ndarray, wins: np.ndarray, children: np.ndarray, states: np.ndarray,
+    sims: int, c: float, solver: bool, kind: int, rs: np.ndarray, seed_rule: bool,
+) -> int:
+    """Whole UCT search from ``states[0]`` (a Conniption state row); returns the chosen stage-move."""
+    r = states[0]
+    tree_root(info, r[6], cn_legal_bits(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]), status_proven(r[7]))
+    n = 1
+    for _ in range(sims):
+        if solver and info[0, PROVEN] != UNKNOWN:
+            break
+        node = tree_select(info, wins, children, c, solver)
+        if info[node, PROVEN] == UNKNOWN:
+            a = tree_pick_untried(info, node, rs)
+            r = states[node]
+            t = cn_apply(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], a, seed_rule)
+            for j in range(8):
+                states[n, j] = t[j]
+            legal = cn_legal_bits(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7])
+            node = tree_add(info, children, node, a, n, t[6], legal, status_proven(t[7]))
+            n += 1
+        if info[node, PROVEN] != UNKNOWN:
+            r0 = proven_reward(info[node, PROVEN])
+        else:
+            r0 = cn_rollout(states[node], seed_rule, rs)
+        tree_backup(info, wins, children, node, r0, solver)
+    return tree_best_action(info, wins, children, solver)
+
+
+def _kernel_search(game: Game):
+    """The whole-search kernel of ``game`` with its extra arguments bound, or None (generic path)."""
+    gid = game.game_id
+    if gid == "tictactoe":
+        return ttt_search
+    if gid == "connect4":
+        return c4_search
+    if gid.startswith("dots_and_boxes_") and dab_apply is not None:
+        full, ebm = np.int64(game.full), np.ascontiguousarray(game.geo.edge_box_masks, dtype=np.int64)
+        return lambda *args: dab_search(*args, full, ebm)
+    if gid == "conniption" and cn_apply is not None:
+        seed_rule = bool(game.seed_draw_rule)
+        return lambda *args: cn_search(*args, seed_rule)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- the agent
+class MCTSAgent(Agent):
+    """UCT with random rollouts; ``simulations`` per move, exploration ``c``, optional MCTS-solver backup.
+
+    ``rollout="tactical"`` (tic-tac-toe, Connect 4) plays rollouts with the tactical player instead of at random.
+    After ``act``, ``last_tree`` holds the node table and wins of the search (for inspection and tests).
+    """
+
+    def __init__(
+        self,
+        game: Game,
+        simulations: int = 1000,
+        c: float = 1.4,
+        solver: bool = False,
+        rollout: str = "random",
+        kernel: bool = True,
+        name: str = "mcts",
+    ) -> None:
+        super().__init__(game, name)
+        if not isinstance(simulations, (int, np.integer)) or isinstance(simulations, bool) or simulations < 1:
+            raise BoardRLError(f"{name}: simulations must be an integer >= 1, got {simulations!r}")
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not c >= 0:
+            raise BoardRLError(f"{name}: c must be a number >= 0, got {c!r}")
+        if not isinstance(solver, (bool, np.bool_)):
+            raise BoardRLError(f"{name}: solver must be true or false, got {solver!r}")
+        self._kernel = _kernel_search(game) if kernel else None
+        rollouts = ROLLOUTS if game.game_id in KERNEL_GAMES and self._kernel is not None else ("random",)
+        if rollout not in rollouts:
+            raise BoardRLError(f"{name}: unknown rollout {rollout!r} for {game.game_id}; choices: {', '.join(rollouts)}")
+        if game.num_actions > 62:
+            raise BoardRLError(f"{name}: {game.game_id} has {game.num_actions} actions; the tree handles at most 62")
+        self.simulations = int(simulations)
+        self.c = float(c)
+        self.solver = bool(solver)
+        self.rollout = rollout
+        self.last_tree: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def act(self, state: Any, rng: np.random.Generator) -> int:
+        self.game.check_state(state)
+        legal = np.flatnonzero(self.game.legal_moves(state))
+        if len(legal) == 0:
+            raise BoardRLError(f"{self.name}: no legal move, the game is over")
+        rs = np.array([rng.integers(0, 2**63)], dtype=np.uint64)
+        size = self.simulations + 1
+        info = np.zeros((size, 7), dtype=np.int64)
+        wins = np.zeros(size, dtype=np.float64)
+        children = np.full((size, self.game.num_actions), -1, dtype=np.int64)
+        if self._kernel is not None:
+            states = np.zeros((size, len(state)), dtype=np.int64)
+            states[0] = state
+            kind = ROLLOUTS.index(self.rollout)
+            move = self._kernel(info, wins, children, states, self.simulations, self.c, self.solver, kind, rs)
+        else:
+            move = self._generic_search(state, info, wins, children, rs)
+        self.last_tree = (info, wins, children)
+        return int(move)
+
+    # -------------------------------------------------------------------------------- any game, from Python
+    def _node_facts(self, state: Any) -> tuple[int, int, int]:
+        """(player to move, legal-action bits, proven value or UNKNOWN) of a state."""
+        g = self.game
+        if g.is_over(state):
+            return g.to_move(state), 0, int(round(g.returns(state)[0]))
+        bits = 0
+        for a in np.flatnonzero(g.legal_moves(state)):
+            bits |= 1 << int(a)
+        return g.to_move(state), bits, UNKNOWN
+
+    def _rollout(self, state: Any, rs: np.ndarray) -> float:
+        """Uniformly random play to the end (same choice rule as the kernels); result for player 0."""
+        g = self.game
+        while not g.is_over(state):
+            legal = np.flatnonzero(g.legal_moves(state))
+            k = len(legal)
+            state = g._apply(state, int(legal[min(int(next_uniform(rs) * k), k - 1)]))
+        return 0.5 * (g.returns(state)[0] + 1.0)
+
+    def _generic_search(self, root: Any, info, wins, children, rs) -> int:
+        states = [root]
+        tree_root(info, *self._node_facts(root))
+        for _ in range(self.simulations):
+            if self.solver and info[0, PROVEN] != UNKNOWN:
+                break
+            node = tree_select(info, wins, children, self.c, self.solver)
+            if info[node, PROVEN] == UNKNOWN:
+                a = tree_pick_untried(info, node, rs)
+                child = self.game._apply(states[node], a)
+                node = tree_add(info, children, node, a, len(states), *self._node_facts(child))
+                states.append(child)
+            if info[node, PROVEN] != UNKNOWN:
+                r0 = proven_reward(info[node, PROVEN])
+            else:
+                r0 = self._rollout(states[node], rs)
+            tree_backup(info, wins, children, node, r0, self.solver)
+        return tree_best_action(info, wins, children, self.solver)
+
+    def root_visits(self) -> np.ndarray:
+        """Visit count of every root action in the last search (0 for actions never expanded)."""
+        if self.last_tree is None:
+            raise BoardRLError(f"{self.name}: no search yet; call act first")
+        info, _, children = self.last_tree
+        out = np.zeros(children.shape[1], dtype=np.int64)
+        for a, ch in enumerate(children[0]):
+            if ch >= 0:
+                out[a] = info[ch, VISITS]
+        return out
+
+    def root_proven(self) -> int | None:
+        """Proven value of the last root for the player to move there (+1/0/-1), None when not proven."""
+        if self.last_tree is None:
+            raise BoardRLError(f"{self.name}: no search yet; call act first")
+        info = self.last_tree[0]
+        v = int(info[0, PROVEN])
+        if v == UNKNOWN:
+            return None
+        return v if info[0, TO_MOVE] == 0 else -v

@@ -1,0 +1,207 @@
+"""The ``boardrl`` command: solve positions, count positions, run matches, play an agent in the terminal.
+
+The JSON printed with ``--json`` is a stable interface (other tools and the pipeline read it).  Bad input
+(an unknown game or agent, a malformed or illegal move string, a negative number) prints one line
+``error: ...`` on stderr and exits with status 2, never a traceback: the custom group below runs the
+command in click's non-standalone mode and turns library and usage errors into that line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Sequence
+
+import numpy as np
+import typer
+from typer.core import TyperGroup
+
+from boardrl.games import make_game
+from boardrl.games.base import BoardRLError, Game
+
+EXIT_BAD_INPUT = 2
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
+    first = " ".join(str(message).strip().splitlines()) or "bad input"
+    typer.echo(f"error: {first}", err=True)
+    sys.exit(code)
+
+
+class _OneLineErrors(TyperGroup):
+    """A typer group whose bad-input errors are one ``error: ...`` line and exit status 2."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        try:
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
+                              **extra)
+        except BoardRLError as exc:
+            _fail(str(exc))
+        except typer.TyperException as exc:  # click usage errors: unknown option, missing argument, bad int
+            _fail(exc.format_message(), getattr(exc, "exit_code", EXIT_BAD_INPUT) or EXIT_BAD_INPUT)
+        except typer.Abort:
+            _fail("aborted", 1)
+        except (KeyboardInterrupt, EOFError):
+            _fail("interrupted", 130)
+        if standalone_mode:
+            sys.exit(rv if isinstance(rv, int) else 0)
+        return rv
+
+
+app = typer.Typer(
+    cls=_OneLineErrors,
+    help="boardrl: board games, exact referees, agents and matches.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+GameArg = Annotated[str, typer.Argument(help="tictactoe, connect4, dots_and_boxes_RxC or conniption", show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _emit(data: dict, as_json: bool, text: str) -> None:
+    typer.echo(json.dumps(data, indent=2) if as_json else text)
+
+
+def _agent(game: Game, spec: str):
+    from boardrl.agents import make_agent
+
+    return make_agent(game, spec)
+
+
+# ---------------------------------------------------------------------------------------------- solve
+@app.command()
+def solve(
+    game_id: GameArg,
+    moves: Annotated[str, typer.Argument(help='Moves from the start in the game\'s notation ("" = the start).')] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Exact value and optimal moves of the position reached by MOVES, for the side to move."""
+    game = make_game(game_id)
+    state = game.replay(moves)
+    from boardrl.solvers.base import make_referee
+
+    verdict = make_referee(game).solve(state)
+    data = verdict.to_json(game)
+    _emit(data, as_json, _describe_verdict(game, state, data))
+
+
+def _describe_verdict(game: Game, state: Any, data: dict) -> str:
+    lines = [game.render(state)]
+    if game.is_over(state):
+        lines.append("game over")
+    side = f"player {game.to_move(state)} ({'first' if game.to_move(state) == 0 else 'second'} player)"
+    outcome = {1: "win", 0: "draw", -1: "loss"}[data["value"]]
+    lines.append(f"to move: {side}; value for the side to move: {outcome}")
+    if "score" in data:
+        lines.append(f"score: {data['score']}")
+    if "margin" in data:
+        lines.append(f"margin (mover minus opponent, perfect play): {data['margin']:+d}")
+    if data["optimal_moves"]:
+        lines.append("optimal moves: " + " ".join(data["optimal_moves"]))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------- count
+@app.command()
+def count(
+    game_id: GameArg,
+    plies: Annotated[int, typer.Option("--plies", min=0, help="Count up to this many plies.")] = 4,
+    as_json: JsonOpt = False,
+) -> None:
+    """Distinct positions after exactly k plies, k = 0..N."""
+    game = make_game(game_id)
+    from boardrl.games.count import count_positions
+
+    counts = [int(c) for c in count_positions(game, plies)]
+    _emit({"counts": counts}, as_json, "\n".join(f"{k:3d} {c:>14,d}" for k, c in enumerate(counts)))
+
+
+# ---------------------------------------------------------------------------------------------- match
+@app.command()
+def match(
+    game_id: GameArg,
+    agent_a: Annotated[str, typer.Argument(help='Agent spec, e.g. "random" or "mcts:simulations=200".')],
+    agent_b: Annotated[str, typer.Argument(help="The opponent's agent spec.")],
+    games: Annotated[int, typer.Option("--games", help="Number of games.")] = 100,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the whole match.")] = 0,
+    seats: Annotated[str, typer.Option("--seats", help="alternate, a_first or b_first.")] = "alternate",
+    processes: Annotated[int, typer.Option("--processes", help="Worker processes (scalar agents).")] = 1,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Games per batch (batched agents).")] = 4096,
+    starts: Annotated[Path | None, typer.Option(
+        "--starts", help="File of start positions: one move string per line (# comments allowed).")] = None,
+    start_order: Annotated[str, typer.Option("--start-order", help="cycle or random.")] = "cycle",
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Play GAMES games of AGENT_A against AGENT_B; W/D/L from AGENT_A's side, per seat."""
+    from boardrl.evaluate.match import play_match
+
+    game = make_game(game_id)
+    a, b = _agent(game, agent_a), _agent(game, agent_b)
+    if games < 1:
+        raise BoardRLError(f"--games must be a positive integer, got {games}")
+    start_states = _read_starts(game, starts) if starts is not None else None
+    result = play_match(game, a, b, games, seats=seats, starts=start_states, start_order=start_order, seed=seed,
+                        processes=processes, batch_size=batch_size, progress=progress)
+    _emit(result.to_dict(), as_json, str(result))
+
+
+def _read_starts(game: Game, path: Path) -> list[Any]:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise BoardRLError(f"cannot read --starts file {str(path)!r}: {exc.strerror}") from None
+    states = []
+    for no, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            states.append(game.replay(text))
+        except BoardRLError as exc:
+            raise BoardRLError(f"{path}:{no}: {exc}") from None
+    if not states:
+        raise BoardRLError(f"--starts file {str(path)!r} holds no positions")
+    return states
+
+
+# ---------------------------------------------------------------------------------------------- play
+@app.command()
+def play(
+    game_id: GameArg,
+    agent: Annotated[str, typer.Argument(help="The opponent's agent spec.")] = "random",
+    first: Annotated[bool, typer.Option("--first/--second", help="Move first (default) or second.")] = True,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the agent's randomness.")] = 0,
+) -> None:
+    """Play AGENT yourself in the terminal."""
+    game = make_game(game_id)
+    human, bot = _agent(game, "human"), _agent(game, agent)
+    you = 0 if first else 1
+    rng = np.random.default_rng(seed)
+    state = game.initial_state()
+    seat = "first" if you == 0 else "second"
+    typer.echo(f"{game.game_id}: you are player {you} (moving {seat}), {bot.name} is player {1 - you}")
+    while not game.is_over(state):
+        if game.to_move(state) == you:
+            move = human.act(state, rng)  # shows the board and re-asks until the move is legal
+        else:
+            move = bot.act(state, rng)
+            typer.echo(f"{bot.name} plays {game.format_move(move)}")
+        state = game.play(state, move)
+    typer.echo(game.render(state))
+    winner = game.winner(state)
+    margin = game.score_margin(state)
+    score = "" if margin is None else f" (score margin {margin if you == 0 else -margin:+d} for you)"
+    typer.echo(("draw" if winner is None else "you win" if winner == you else f"{bot.name} wins") + score)
+
+
+def main() -> None:
+    """Entry point for ``python -m boardrl.cli``."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,280 @@
+"""Tabular Q-learning: self-play with negamax targets, or against a fixed opponent (seed 000's algorithm).
+
+Values are stored from the view of the player to move (negamax), so one table serves both seats and the greedy
+agent is a plain argmax.  After the mover plays ``a`` in ``s`` the next decision state ``s'`` gives the target
+
+    r                          if s' is terminal (r = the mover's result, +1/0/-1)
+    +gamma * max_a' Q(s', a')  if the same player moves again in s' (an extra turn, as in Dots and Boxes)
+    -gamma * max_a' Q(s', a')  if the opponent moves in s'
+
+and ``Q(s, a) += alpha * (target - Q(s, a))``.  This is seed 000's max/min update (values for player 0, max
+when player 0 moves in s', min otherwise) written from the mover's side, with the extra-turn case made explicit.
+Against a fixed opponent (seed 000's FixedGameMDP) the opponent's replies are folded into the transition: s' is
+the learner's next decision state, so the sign is always +.
+
+Behaviour policy: epsilon-greedy with an ``Exploration`` schedule; seed 000 uses epsilon = 1 (uniform random).
+Unseen entries start at N(0, init_std) (seed 000: 0.3), drawn as a pure function of (seed, state, action)
+(see agents/learned.py).  ``parallel_games`` games run side by side on the batched engine and their updates are
+applied one row at a time in a numba kernel, so the order is fixed and results are bit-for-bit reproducible.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from numba import njit
+from pydantic import Field, model_validator
+
+from boardrl.agents.base import Agent
+from boardrl.agents.learned import GreedyQAgent, QTable, greedy_first, table_find_or_insert
+from boardrl.games.base import BoardRLError, Game
+from boardrl.learn.base import (
+    Checkpoint,
+    EvalCallback,
+    Exploration,
+    Learner,
+    LearnError,
+    LearnerParams,
+    check_eval_points,
+    fingerprint,
+    rng_from_json,
+    rng_state_json,
+    segment_ends,
+)
+
+SEATS = {"first": 0, "second": 1}
+
+
+class TabularQParams(LearnerParams):
+    """Defaults reproduce seed 000 experiment 03: self-play from the empty board, alpha 0.1, gamma 1,
+    uniform random behaviour (epsilon 1), unseen entries N(0, 0.3), 70,000 games."""
+
+    games: int = Field(70_000, ge=1, description="training games")
+    alpha: float = Field(0.1, gt=0.0, le=1.0, description="learning rate")
+    gamma: float = Field(1.0, ge=0.0, le=1.0, description="discount per decision")
+    init_std: float = Field(0.3, ge=0.0, description="standard deviation of unseen entries' initial values")
+    exploration: Exploration = Field(default_factory=lambda: Exploration(schedule="constant", start=1.0))
+    opponent: str | None = Field(None, description="make_agent spec of a fixed opponent; null = self-play")
+    learner_seat: Literal["alternate", "first", "second"] = Field(
+        "alternate", description="with an opponent: which player the learner is (alternate = by game number)"
+    )
+    start: str = Field("", description="move string of the position every game starts from ('' = initial)")
+    parallel_games: int = Field(256, ge=1, description="games played side by side on the batched engine")
+
+    @model_validator(mode="after")
+    def _seat_needs_opponent(self) -> "TabularQParams":
+        if self.opponent is None and self.learner_seat != "alternate":
+            raise ValueError("learner_seat applies only with an opponent (self-play plays both seats)")
+        return self
+
+
+# ---------------------------------------------------------------------------------------------- kernels
+@njit(cache=True)
+def _pick_legal(legal: np.ndarray, u: float) -> int:
+    k = 0
+    for a in range(legal.shape[0]):
+        if legal[a]:
+            k += 1
+    r = min(int(u * k), k - 1)
+    for a in range(legal.shape[0]):
+        if legal[a]:
+            if r == 0:
+                return a
+            r -= 1
+    return -1
+
+
+@njit(cache=True)
+def _learner_moves(keys, used, vals, init_seed, init_std, states, legal, mover, is_learner,
+                   pend_slot, pend_act, pend_mover, alpha, gamma, eps, u_explore, u_pick, actions) -> int:
+    """For each learner row: finish its pending transition into this state, then choose epsilon-greedily.
+
+    Returns the number of states inserted into the table.
+    """
+    inserted = 0
+    for i in range(states.shape[0]):
+        if not is_learner[i]:
+            continue
+        slot, new = table_find_or_insert(keys, used, vals, states[i], init_seed, init_std)
+        inserted += new
+        p = pend_slot[i]
+        if p >= 0:
+            best = -np.inf
+            for a in range(legal.shape[1]):
+                if legal[i, a] and vals[slot, a] > best:
+                    best = vals[slot, a]
+            sign = 1.0 if mover[i] == pend_mover[i] else -1.0
+            q = vals[p, pend_act[i]]
+            vals[p, pend_act[i]] = q + alpha * (sign * gamma * best - q)
+        if u_explore[i] < eps:
+            a = _pick_legal(legal[i], u_pick[i])
+        else:
+            a = greedy_first(vals[slot], legal[i])
+        actions[i] = a
+        pend_slot[i] = slot
+        pend_act[i] = a
+        pend_mover[i] = mover[i]
+    return inserted
+
+
+@njit(cache=True)
+def _terminal_updates(vals, finished, rets, pend_slot, pend_act, pend_mover, alpha) -> None:
+    """Games that just ended: the pending transition's target is the pending mover's result."""
+    for i in range(finished.shape[0]):
+        if finished[i]:
+            p = pend_slot[i]
+            if p >= 0:
+                q = vals[p, pend_act[i]]
+                vals[p, pend_act[i]] = q + alpha * (rets[i, pend_mover[i]] - q)
+            pend_slot[i] = -1
+
+
+# ---------------------------------------------------------------------------------------------- the loop
+class _Trainer:
+    """Plays training games in parallel slots of a batched game and updates the table."""
+
+    def __init__(self, game: Game, p: TabularQParams, table: QTable, rng: np.random.Generator,
+                 start: tuple, opponent: Agent | None) -> None:
+        self.game, self.p, self.table, self.rng = game, p, table, rng
+        self.start_row = np.asarray(start, dtype=np.int64)
+        self.opponent = opponent
+        self.learner_moves = 0
+
+    def _learner_players(self, game_numbers: np.ndarray) -> np.ndarray:
+        """Player the learner is in each of these games (-1: both, in self-play)."""
+        if self.opponent is None:
+            return np.full(game_numbers.shape, -1, dtype=np.int64)
+        if self.p.learner_seat == "alternate":
+            return (game_numbers % 2).astype(np.int64)
+        return np.full(game_numbers.shape, SEATS[self.p.learner_seat], dtype=np.int64)
+
+    def play(self, first_game: int, end_game: int) -> None:
+        """Play games number first_game .. end_game-1 to completion (no game left in flight)."""
+        n = end_game - first_game
+        b = min(self.p.parallel_games, n)
+        batch = self.game.batched(b, auto_reset=False)
+        batch.states[:] = self.start_row
+        lp = self._learner_players(first_game + np.arange(b))
+        active = np.ones(b, dtype=np.bool_)
+        pend_slot = np.full(b, -1, dtype=np.int64)
+        pend_act = np.zeros(b, dtype=np.int64)
+        pend_mover = np.zeros(b, dtype=np.int64)
+        started, done = b, 0
+        if self.opponent is not None:
+            self.opponent.reset()
+        while done < n:
+            states = batch.states
+            legal = self.game.legal_mask_batch(states)
+            mover = self.game.to_move_batch(states).astype(np.int64)
+            is_learner = active & ((lp < 0) | (mover == lp))
+            remap = self.table.reserve(int(is_learner.sum()))
+            if remap is not None:
+                pend_slot = np.where(pend_slot >= 0, remap[np.maximum(pend_slot, 0)], -1)
+            u = self.rng.random((2, b))
+            actions = np.zeros(b, dtype=np.int64)
+            t = self.table
+            t.count += _learner_moves(
+                t.keys, t.used, t.vals, t.init_seed, t.init_std, states, legal, mover, is_learner,
+                pend_slot, pend_act, pend_mover, self.p.alpha, self.p.gamma,
+                self.p.exploration.epsilon(first_game + done), u[0], u[1], actions,
+            )
+            self.learner_moves += int(is_learner.sum())
+            opp_rows = active & ~is_learner
+            if opp_rows.any():
+                actions[opp_rows] = self.opponent.act_batch(states[opp_rows], self.rng)
+            finished, rets = batch.step(actions)
+            if not finished.any():
+                continue
+            _terminal_updates(self.table.vals, finished, rets, pend_slot, pend_act, pend_mover, self.p.alpha)
+            ended = np.flatnonzero(finished)
+            restart, stop = ended[: n - started], ended[n - started:]
+            batch.states[restart] = self.start_row
+            lp[restart] = self._learner_players(first_game + started + np.arange(restart.size))
+            active[stop] = False  # these rows keep their finished state: no legal move, step leaves them alone
+            started += restart.size
+            done += ended.size
+
+
+class TabularQLearner(Learner):
+    """Tabular Q-learning (see the module docstring)."""
+
+    name = "tabular_q"
+    params_model = TabularQParams
+
+    def train(
+        self,
+        game: Game,
+        params: TabularQParams | dict,
+        *,
+        seed: int,
+        checkpoint_dir: Path,
+        eval_points: list[int],
+        on_eval: EvalCallback,
+        opponent: Agent | None = None,
+    ) -> GreedyQAgent:
+        """Train and return the greedy agent; ``opponent`` (an Agent) overrides ``params.opponent``.
+
+        The checkpoint directory is emptied once training completes: a checkpoint only ever stands for an
+        unfinished run, so re-running a finished experiment (new code, same params) trains afresh.
+        """
+        p = self.check_params(params)
+        points = check_eval_points(eval_points, p.games)
+        start = self._start_state(game, p.start)
+        opp = opponent if opponent is not None else self._make_opponent(game, p.opponent)
+        fp = fingerprint(self.name, game, p, seed, points + ([repr(opp)] if opponent is not None else []))
+        ckpt = Checkpoint(checkpoint_dir, fp)
+        loaded = ckpt.load()
+        t0 = time.perf_counter()
+        if loaded is None:
+            init_seed = int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0])
+            table = QTable(len(game.state_type._fields), game.num_actions, init_seed, p.init_std)
+            rng = np.random.default_rng(seed)
+            games_done, moves, seconds = 0, 0, 0.0
+        else:
+            manifest, arrays = loaded
+            table = QTable.from_arrays(arrays["keys"], arrays["values"], manifest["init_seed"], p.init_std)
+            rng = rng_from_json(manifest["rng"])
+            games_done, moves, seconds = manifest["games_done"], manifest["learner_moves"], manifest["seconds"]
+        trainer = _Trainer(game, p, table, rng, start, opp)
+        trainer.learner_moves = moves
+        meta = {"learner": self.name, "seed": int(seed), "params": p.model_dump(mode="json")}
+        if games_done == 0 and 0 in points:
+            on_eval(0, GreedyQAgent(game, table.copy(), self.name, {**meta, "games": 0}))
+        for end in segment_ends(p.games, points, p.checkpoint_every):
+            if end <= games_done:
+                continue
+            trainer.play(games_done, end)
+            games_done = end
+            if end in points:
+                on_eval(end, GreedyQAgent(game, table.copy(), self.name, {**meta, "games": end}))
+            keys, vals = table.compact()
+            ckpt.save(games_done, {"init_seed": int(table.init_seed), "rng": rng_state_json(rng),
+                                   "learner_moves": trainer.learner_moves,
+                                   "seconds": seconds + time.perf_counter() - t0},
+                      {"keys": keys, "values": vals})
+        ckpt.clear()
+        meta.update(games=p.games, states=len(table), learner_moves=trainer.learner_moves)
+        agent = GreedyQAgent(game, table, self.name, meta)
+        agent.stats = {**meta, "seconds": seconds + time.perf_counter() - t0}  # timing: not saved with the model
+        return agent
+
+    @staticmethod
+    def _start_state(game: Game, moves: str):
+        try:
+            state = game.replay(moves)
+        except BoardRLError as exc:
+            raise LearnError(f"tabular_q start {moves!r}: {exc}") from None
+        if game.is_over(state):
+            raise LearnError(f"tabular_q start {moves!r}: the game is already over there")
+        return state
+
+    @staticmethod
+    def _make_opponent(game: Game, spec: str | None) -> Agent | None:
+        if spec is None:
+            return None
+        from boardrl.agents import make_agent
+
+        return make_agent(game, spec)

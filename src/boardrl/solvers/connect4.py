@@ -1,0 +1,542 @@
+"""Exact Connect 4 referee: numba bitboard negamax with alpha-beta, a transposition table and null windows.
+
+Board layout (shared with ``games/connect4.py``): Tromp bitboards, bit ``7*col + row`` (row 0 = bottom); the 7th
+bit of each column is a sentinel that is always empty, so shifted lines never wrap from one column into the
+next.  ``current`` holds the stones of the player to move, ``mask`` all stones, ``plies`` their number.
+
+Score convention (the usual one): a position is worth ``22 - k`` to the side to move when it wins with its
+``k``-th stone of the game under perfect play, ``-(22 - k)`` when the opponent wins with its ``k``-th stone,
+and 0 for a draw.  So the empty board scores +1 (the first player wins with its 21st stone at the latest) and
+a win available right now in a position with ``p`` stones scores ``(43 - p) // 2``.
+
+Search techniques (from their published descriptions):
+
+* negamax with alpha-beta, the window clamped to the scores still reachable from the position;
+* only "non-losing" moves are searched: an opponent's playable winning cell must be blocked (two of them
+  lose at once) and a cell directly under an opponent's winning cell is never played;
+* move order: moves that create the most winning cells first, ties broken centre-first;
+* a transposition table of packed ``key << 8 | bound`` int64 words (``key = current + mask`` identifies a
+  position uniquely), kept across calls so that a referee judging many related positions reuses its work;
+* the exact score by a sequence of null-window searches that bisect the score interval.
+
+The precondition of the inner search is that the side to move cannot win at once; every entry point checks
+finished games and immediate wins first, so they never reach the search.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import llvmlite.binding as llvm_binding
+import llvmlite.ir as llvm_ir
+import numpy as np
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from boardrl.games.base import BoardRLError, Game, IllegalMoveError
+from boardrl.solvers.base import Referee, Verdict
+
+WIDTH = 7
+HEIGHT = 6
+CELLS = WIDTH * HEIGHT
+BOTTOM = sum(1 << (7 * c) for c in range(WIDTH))
+BOARD = BOTTOM * ((1 << HEIGHT) - 1)
+COLUMN_MASKS = np.array([((1 << HEIGHT) - 1) << (7 * c) for c in range(WIDTH)], dtype=np.int64)
+#: Columns searched centre-first: central columns take part in more lines of four.
+CENTRE_ORDER = np.array([3, 2, 4, 1, 5, 0, 6], dtype=np.int64)
+MAX_SCORE = 22  # above any reachable score (the fastest win, with the 4th stone, scores 18)
+
+_LOWER = 1 << 7  # TT bound flag: the stored value is a lower bound (else an upper bound)
+_VALUE_OFFSET = 64  # stored value + offset is in 1..127, so a used slot is never the empty word 0
+
+
+class InvalidPositionError(BoardRLError):
+    """A Connect 4 state whose bitboards cannot arise in a game (bad mask, wrong counts, two fours...)."""
+
+
+# ---------------------------------------------------------------------------------------------- bitboard kernels
+@intrinsic
+def _ctpop(typingctx, x):
+    """Set bits of an int64 via LLVM's ``ctpop`` (one POPCNT instruction on x86-64)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def popcount64(x: int) -> int:
+    """Number of set bits of an int64."""
+    return _ctpop(x)
+
+
+# LLVM >= 15 names the prefetch intrinsic by the opaque pointer type "p0", older versions by "p0i8"
+_PREFETCH_NAME = "llvm.prefetch.p0" if llvm_binding.llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
+
+
+@intrinsic
+def _prefetch(typingctx, arr, idx):
+    """Hint the CPU to start loading ``arr[idx]`` into cache (no effect on results)."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, value=args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        i8p = llvm_ir.IntType(8).as_pointer()
+        i32 = llvm_ir.IntType(32)
+        fnty = llvm_ir.FunctionType(llvm_ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _PREFETCH_NAME)
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def _pairs_then_quads(p: int, s: int) -> int:
+    m = p & (p >> s)
+    return m & (m >> (2 * s))
+
+
+@njit(cache=True)
+def has_four(p: int) -> bool:
+    """Whether the stones ``p`` contain four in a row: vertical, both diagonals (shifts 6, 8), horizontal."""
+    return (_pairs_then_quads(p, 1) | _pairs_then_quads(p, 6) | _pairs_then_quads(p, 7) | _pairs_then_quads(p, 8)) != 0
+
+
+@njit(cache=True)
+def _line_completions(p: int, s: int) -> int:
+    """Cells x with three stones of ``p`` on the line through x of step ``s`` in one of the 4 placements."""
+    two_after = (p >> s) & (p >> (2 * s))
+    two_before = (p << s) & (p << (2 * s))
+    return (
+        (two_after & (p >> (3 * s)))  # x then three stones
+        | (two_after & (p << s))  # one stone, x, two stones
+        | (two_before & (p >> s))  # two stones, x, one stone
+        | (two_before & (p << (3 * s)))  # three stones then x
+    )
+
+
+@njit(cache=True)
+def winning_cells(p: int, mask: int) -> int:
+    """Empty board cells that would complete a four for the stones ``p`` (whether playable now or not)."""
+    vertical = (p << 1) & (p << 2) & (p << 3)  # only the three stones directly below can matter
+    r = vertical | _line_completions(p, 6) | _line_completions(p, 7) | _line_completions(p, 8)
+    return r & (BOARD ^ mask)
+
+
+@njit(cache=True)
+def playable(mask: int) -> int:
+    """The lowest empty cell of every column that is not full."""
+    return (mask + BOTTOM) & BOARD
+
+
+@njit(cache=True)
+def can_win_now(cur: int, mask: int) -> bool:
+    return (winning_cells(cur, mask) & playable(mask)) != 0
+
+
+@njit(cache=True)
+def non_losing_moves(cur: int, mask: int) -> int:
+    """Playable cells that do not hand the opponent an immediate win (0 when every move loses at once).
+
+    Assumes the side to move cannot win now.  A playable opponent winning cell must be taken; with two such
+    cells nothing helps.  A cell right under an opponent winning cell would let the opponent play there.
+    """
+    moves = playable(mask)
+    opp_win = winning_cells(cur ^ mask, mask)
+    forced = moves & opp_win
+    if forced:
+        if forced & (forced - 1):
+            return 0
+        moves = forced
+    return moves & ~(opp_win >> 1)
+
+
+@njit(cache=True)
+def move_bit(mask: int, col: int) -> int:
+    """The cell a stone dropped in ``col`` lands on (0 when the column is full)."""
+    return playable(mask) & COLUMN_MASKS[col]
+
+
+# ---------------------------------------------------------------------------------------------- transposition table
+# The table has 2**k int64 slots; a slot holds ``key << 8 | bound`` so a probe checks the full key (no false
+# hits) and 0 means empty.  ``bound`` is value + _VALUE_OFFSET plus the _LOWER flag.  The slot of a key is the
+# top k bits of key * odd constant (Fibonacci hashing): cheap, and it spreads the very regular keys.
+_HASH_MUL = 0x9E3779B97F4A7C15 - (1 << 64)  # the 64-bit golden-ratio constant, as a signed int64
+
+
+@njit(cache=True)
+def _tt_slot(key: int, shift: int, size_mask: int) -> int:
+    return ((key * _HASH_MUL) >> shift) & size_mask
+
+
+# frame columns of the search workspace ``ws`` (one row per ply): sorted moves, their ordering scores, state
+_MOVES, _SCORES = 0, WIDTH
+_CUR, _MASK, _ALPHA, _BETA, _KEY, _N, _J = range(2 * WIDTH, 2 * WIDTH + 7)
+WS_COLUMNS = 2 * WIDTH + 7
+
+
+def new_workspace() -> np.ndarray:
+    """Scratch rows for ``search`` (one per ply), so the search itself allocates nothing."""
+    return np.zeros((CELLS + 1, WS_COLUMNS), dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------- search
+@njit(cache=True)
+def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
+    """Alpha-beta negamax score of a position whose mover cannot win at once; fail-soft outside (alpha, beta).
+
+    Written as a loop over an explicit stack (rows of ``ws`` indexed by ply) rather than recursion: numba
+    passes every array argument of a call as a struct with reference counting, which costs more than a node.
+    ``counters[0]`` counts nodes, ``counters[1]`` the table slots in use.
+    """
+    size_mask = tt.shape[0] - 1
+    shift = 64 - popcount64(size_mask)
+    root = plies
+    d = plies
+    r = 0
+    key = 0
+    entering = True
+    while True:
+        if entering:
+            # ---- a new node: settle it without search when possible, else set up its frame
+            counters[0] += 1
+            entering = False
+            settled = True
+            nxt = non_losing_moves(cur, mask)
+            if nxt == 0:  # the opponent wins with its next stone
+                r = -((CELLS - d) // 2)
+            elif d >= CELLS - 2:  # two cells left: neither side can make a four any more
+                r = 0
+            else:
+                lo = -((CELLS - 2 - d) // 2)  # the opponent cannot win before its second stone from now
+                hi = (CELLS - 1 - d) // 2  # nor can we before our second stone from now
+                key = cur + mask
+                e = tt[_tt_slot(key, shift, size_mask)]
+                if e != 0 and (e >> 8) == key:
+                    v = (e & 0x7F) - _VALUE_OFFSET
+                    if e & _LOWER:
+                        if v > lo:
+                            lo = v
+                    elif v < hi:
+                        hi = v
+                # lo <= score <= hi; when that interval leaves the window (or is one value) we are done
+                if lo >= beta:
+                    r = lo
+                elif hi <= alpha:
+                    r = hi
+                elif lo >= hi:
+                    r = lo
+                else:
+                    settled = False
+                    if alpha < lo:
+                        alpha = lo
+                    if beta > hi:
+                        beta = hi
+            if not settled:
+                # start loading the children's table slots now; ordering the moves hides the latency
+                opp = cur ^ mask
+                rest = nxt
+                while rest:
+                    mv = rest & -rest
+                    rest ^= mv
+                    _prefetch(tt, _tt_slot(opp + (mask | mv), shift, size_mask))
+                # order the moves: most new winning cells first; insertion keeps centre-first among equals
+                n = 0
+                for i in range(WIDTH):
+                    mv = nxt & COLUMN_MASKS[CENTRE_ORDER[i]]
+                    if mv:
+                        sc = popcount64(winning_cells(cur | mv, mask | mv))
+                        j = n
+                        while j > 0 and ws[d, _SCORES + j - 1] < sc:
+                            ws[d, _MOVES + j] = ws[d, _MOVES + j - 1]
+                            ws[d, _SCORES + j] = ws[d, _SCORES + j - 1]
+                            j -= 1
+                        ws[d, _MOVES + j] = mv
+                        ws[d, _SCORES + j] = sc
+                        n += 1
+                ws[d, _CUR] = cur
+                ws[d, _MASK] = mask
+                ws[d, _ALPHA] = alpha
+                ws[d, _BETA] = beta
+                ws[d, _KEY] = key
+                ws[d, _N] = n
+                ws[d, _J] = 0
+        else:
+            # ---- a child of frame d returned r (from its own view): update frame d
+            v = -r
+            if v >= ws[d, _BETA]:
+                _tt_store(tt, ws[d, _KEY], v, True, counters, shift, size_mask)
+                r = v
+                settled = True
+            else:
+                if v > ws[d, _ALPHA]:
+                    ws[d, _ALPHA] = v
+                settled = False
+        if settled:
+            if d == root:
+                return r
+            d -= 1  # hand r to the parent frame
+            continue
+        j = ws[d, _J]
+        if j == ws[d, _N]:  # every move failed low: alpha is an upper bound
+            r = ws[d, _ALPHA]
+            _tt_store(tt, ws[d, _KEY], r, False, counters, shift, size_mask)
+            if d == root:
+                return r
+            d -= 1
+            continue
+        ws[d, _J] = j + 1
+        mv = ws[d, _MOVES + j]
+        cur = ws[d, _CUR] ^ ws[d, _MASK]
+        mask = ws[d, _MASK] | mv
+        alpha = -ws[d, _BETA]
+        beta = -ws[d, _ALPHA]
+        d += 1
+        entering = True
+
+
+@njit(cache=True)
+def _tt_store(tt, key, value, lower, counters, shift, size_mask) -> None:
+    i = _tt_slot(key, shift, size_mask)
+    if tt[i] == 0:
+        counters[1] += 1
+    tt[i] = (key << 8) | (value + _VALUE_OFFSET) | (_LOWER if lower else 0)
+
+
+@njit(cache=True)
+def _terminal_score(cur: int, mask: int, plies: int) -> int:
+    """Score of a position settled without search, or ``MAX_SCORE + 1`` when a search is needed."""
+    opp = cur ^ mask
+    if has_four(opp):  # the previous player completed a four with its stone number popcount(opp)
+        return -(22 - popcount64(opp))
+    if plies >= CELLS:
+        return 0
+    if can_win_now(cur, mask):
+        return (CELLS + 1 - plies) // 2
+    return MAX_SCORE + 1
+
+
+@njit(cache=True)
+def solve_kernel(cur, mask, plies, tt, ws, counters) -> int:
+    """Exact score by null-window bisection of the interval of reachable scores."""
+    t = _terminal_score(cur, mask, plies)
+    if t <= MAX_SCORE:
+        return t
+    lo = -((CELLS - plies) // 2)
+    hi = (CELLS - 1 - plies) // 2
+    # the first probe asks for the sign (the question a referee needs most, and the cheapest to settle);
+    # after that plain bisection: each probe "is the score > med?" shrinks [lo, hi] strictly
+    med = 0
+    while lo < hi:
+        if med < lo or med >= hi:
+            med = lo + (hi - lo) // 2
+        r = search(cur, mask, plies, med, med + 1, tt, ws, counters)
+        if r <= med:
+            hi = r
+        else:
+            lo = r
+        med = lo + (hi - lo) // 2
+    return lo
+
+
+@njit(cache=True)
+def sign_kernel(cur, mask, plies, tt, ws, counters) -> int:
+    """+1 / 0 / -1: the game value only, from one search with the window (-1, 1)."""
+    t = _terminal_score(cur, mask, plies)
+    if t <= MAX_SCORE:
+        return (t > 0) - (t < 0)
+    r = search(cur, mask, plies, -1, 1, tt, ws, counters)
+    return (r > 0) - (r < 0)
+
+
+@njit(cache=True)
+def move_values_kernel(cur, mask, plies, exact, tt, ws, counters, out) -> None:
+    """For each column: the mover's score (``exact``) or value sign after playing there; ``MAX_SCORE+1`` if full.
+
+    A move that completes a four scores the win at once; otherwise the child position (opponent to move) is
+    solved and its result negated.
+    """
+    for col in range(WIDTH):
+        mv = move_bit(mask, col)
+        if mv == 0:
+            out[col] = MAX_SCORE + 1
+            continue
+        if has_four(cur | mv):
+            s = (CELLS + 1 - plies) // 2
+            out[col] = s if exact else 1
+            continue
+        child_cur = cur ^ mask
+        child_mask = mask | mv
+        if exact:
+            out[col] = -solve_kernel(child_cur, child_mask, plies + 1, tt, ws, counters)
+        else:
+            out[col] = -sign_kernel(child_cur, child_mask, plies + 1, tt, ws, counters)
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def position_from_columns(columns: Sequence[int]) -> tuple[int, int, int]:
+    """``(current, mask, plies)`` after dropping stones in ``columns`` (0-based) from the empty board.
+
+    A solver-side helper so solver code and tests need not depend on the game module; it checks that each
+    column has room but not whether the game ended on the way.
+    """
+    cur, mask = 0, 0
+    for i, col in enumerate(columns):
+        if not 0 <= int(col) < WIDTH:
+            raise IllegalMoveError(f"connect4: column index {col} (move {i + 1}) is not in 0..6")
+        mv = int(move_bit(mask, int(col)))
+        if mv == 0:
+            raise IllegalMoveError(f"connect4: column {int(col) + 1} is full at move {i + 1}")
+        cur, mask = cur ^ mask, mask | mv
+    return cur, mask, len(columns)
+
+
+def check_position(cur: int, mask: int, plies: int) -> None:
+    """``InvalidPositionError`` unless the bitboards describe a position that can arise in play."""
+    if not (0 <= mask <= BOARD and mask & ~BOARD == 0):
+        raise InvalidPositionError(f"connect4: mask {mask:#x} has bits outside the 6x7 board")
+    for c in range(WIDTH):
+        col = (mask >> (7 * c)) & 0x7F
+        if col & (col + 1):  # stones must fill a column from the bottom without gaps
+            raise InvalidPositionError(f"connect4: column {c + 1} of mask {mask:#x} has a gap under a stone")
+    if cur & ~mask:
+        raise InvalidPositionError(f"connect4: current {cur:#x} has stones outside mask {mask:#x}")
+    n = int(popcount64(mask))
+    if plies != n:
+        raise InvalidPositionError(f"connect4: plies={plies} but the mask holds {n} stones")
+    if int(popcount64(cur)) != plies // 2:
+        raise InvalidPositionError(
+            f"connect4: the player to move has {int(popcount64(cur))} stones, expected {plies // 2} after {plies} plies"
+        )
+    if has_four(cur):
+        raise InvalidPositionError("connect4: the player to move already has four in a row (the game ended earlier)")
+
+
+def _sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+# ---------------------------------------------------------------------------------------------- solver object
+class Connect4Solver:
+    """Owns the transposition table and scratch buffers; every public call goes through here.
+
+    ``tt_log2`` sets the table size (2**tt_log2 int64 words: 23 -> 64 MiB).  The table is allocated on first
+    use, kept between calls (positions of one game share most of their subtrees) and cleared when more than
+    ``max_fill`` of its slots are in use or when ``clear()`` is called.
+    """
+
+    def __init__(self, tt_log2: int = 23, max_fill: float = 0.9) -> None:
+        if not 10 <= tt_log2 <= 30:
+            raise BoardRLError(f"connect4 solver: tt_log2={tt_log2} is out of range; choose 10..30")
+        self.tt_size = 1 << tt_log2
+        self.max_fill = max_fill
+        self._tt: np.ndarray | None = None
+        self._ws = new_workspace()
+        self._counters = np.zeros(2, dtype=np.int64)  # [nodes, TT slots in use]
+        self.nodes = 0  # nodes searched since creation (or reset_nodes)
+
+    # ---- table management
+    def clear(self) -> None:
+        """Forget every stored bound (e.g. to time searches from a cold start)."""
+        if self._tt is not None:
+            self._tt.fill(0)
+        self._counters[1] = 0
+
+    def reset_nodes(self) -> None:
+        self.nodes = 0
+
+    @property
+    def tt_fill(self) -> float:
+        return float(self._counters[1]) / self.tt_size
+
+    def _prepare(self) -> np.ndarray:
+        if self._tt is None:
+            self._tt = np.zeros(self.tt_size, dtype=np.int64)
+        elif self._counters[1] > self.max_fill * self.tt_size:
+            self.clear()
+        self._counters[0] = 0
+        return self._tt
+
+    def _finish(self) -> None:
+        self.nodes += int(self._counters[0])
+
+    # ---- queries on raw bitboards (checked)
+    def score(self, cur: int, mask: int, plies: int) -> int:
+        check_position(cur, mask, plies)
+        tt = self._prepare()
+        s = int(solve_kernel(cur, mask, plies, tt, self._ws, self._counters))
+        self._finish()
+        return s
+
+    def value(self, cur: int, mask: int, plies: int) -> int:
+        check_position(cur, mask, plies)
+        tt = self._prepare()
+        v = int(sign_kernel(cur, mask, plies, tt, self._ws, self._counters))
+        self._finish()
+        return v
+
+    def move_values(self, cur: int, mask: int, plies: int, exact: bool) -> list[int | None]:
+        """Per column: exact score (or value sign) for the mover after playing there; None if not playable."""
+        check_position(cur, mask, plies)
+        if has_four(cur ^ mask) or plies >= CELLS:
+            return [None] * WIDTH  # the game is over: no legal moves
+        tt = self._prepare()
+        out = np.zeros(WIDTH, dtype=np.int64)
+        move_values_kernel(cur, mask, plies, exact, tt, self._ws, self._counters, out)
+        self._finish()
+        return [None if v > MAX_SCORE else int(v) for v in out]
+
+
+# ---------------------------------------------------------------------------------------------- referee
+class Connect4Referee(Referee):
+    """Exact Connect 4 judge: score, value and every value-keeping move of a position.
+
+    ``optimal_moves`` are all moves that keep the game value (win, draw or loss), not only the fastest win:
+    for a lost position every legal move is optimal.  Exact per-move scores come from ``move_scores``.
+    """
+
+    def __init__(self, game: Game | None = None, tt_log2: int = 23) -> None:
+        if game is None:
+            from boardrl.games import make_game
+
+            game = make_game("connect4")
+        super().__init__(game)
+        self.solver = Connect4Solver(tt_log2=tt_log2)
+
+    @property
+    def nodes(self) -> int:
+        """Nodes searched by this referee so far (for benchmarks)."""
+        return self.solver.nodes
+
+    def clear(self) -> None:
+        self.solver.clear()
+
+    def _bits(self, state: Any) -> tuple[int, int, int]:
+        self.game.check_state(state)
+        return int(state.current), int(state.mask), int(state.plies)
+
+    def solve_score(self, state: Any) -> int:
+        """Exact score of ``state`` for the side to move (see the module docstring for the convention)."""
+        return self.solver.score(*self._bits(state))
+
+    def value(self, state: Any) -> int:
+        """+1 / 0 / -1 for the side to move, from one (-1, 1) window search: cheaper than the exact score."""
+        return self.solver.value(*self._bits(state))
+
+    def move_scores(self, state: Any) -> list[int | None]:
+        """Exact score for the mover of each of the 7 moves (None where the column is full or the game over)."""
+        return self.solver.move_values(*self._bits(state), exact=True)
+
+    def solve(self, state: Any) -> Verdict:
+        cur, mask, plies = self._bits(state)
+        score = self.solver.score(cur, mask, plies)
+        value = _sign(score)
+        signs = self.solver.move_values(cur, mask, plies, exact=False)
+        optimal = tuple(c for c, v in enumerate(signs) if v is not None and v == value)
+        return Verdict(value=value, optimal_moves=optimal, score=score)

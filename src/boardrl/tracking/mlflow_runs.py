@@ -1,0 +1,159 @@
+"""MLflow tracking for pipeline stages: one experiment per game, one run per stage execution.
+
+Why these choices (DESIGN.md, issue 3):
+- The backend is ``sqlite:///<absolute project path>/mlflow.db`` and artifacts go to ``<project>/mlartifacts``:
+  never the ``./mlruns`` file store, whose location would depend on the working directory.  Each experiment is
+  created with an explicit ``artifact_location`` so MLflow has no reason to invent a default.
+- The URI is set in this process only (``mlflow.set_tracking_uri`` plus ``MLFLOW_TRACKING_URI`` in
+  ``os.environ`` for child processes of the stage), never in the user's shell.
+- ``dvc exp run --temp`` / queued experiments run in a copy under ``<project>/.dvc/tmp/exps/``; their runs must
+  land in the project's database, not in the throw-away copy, so the tracking root is resolved past it.
+- Every run carries the tags a reader needs to find where a number came from: git commit, DVC experiment name,
+  stage, game, agent, params hash, seed.
+
+``mlflow`` is imported lazily: it costs seconds, and the validation that precedes every stage must be instant.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
+
+from boardrl.tracking.provenance import canonical_json, dvc_exp_name, git_commit, git_dirty
+
+if TYPE_CHECKING:  # pragma: no cover
+    import mlflow
+
+DB_NAME = "mlflow.db"
+ARTIFACTS_DIR = "mlartifacts"
+_DVC_TEMP_EXPS = (".dvc", "tmp", "exps")
+_MAX_PARAM_CHARS = 6000  # MLflow's limit on one param value
+
+
+def tracking_root(project_root: str | os.PathLike) -> Path:
+    """The directory that holds ``mlflow.db``: the project, even when DVC runs a stage in a temp copy of it."""
+    root = Path(project_root).resolve()
+    parts = root.parts
+    n = len(_DVC_TEMP_EXPS)
+    for i in range(len(parts) - n):
+        if parts[i : i + n] == _DVC_TEMP_EXPS:
+            return Path(*parts[:i])
+    return root
+
+
+def tracking_uri(project_root: str | os.PathLike) -> str:
+    """``sqlite:///`` + the absolute path of the project's ``mlflow.db`` (so four slashes on POSIX)."""
+    return f"sqlite:///{(tracking_root(project_root) / DB_NAME).as_posix()}"
+
+
+def artifact_location(project_root: str | os.PathLike, experiment: str) -> str:
+    """``file://`` URI of the artifact folder of one experiment, under ``<project>/mlartifacts``."""
+    return (tracking_root(project_root) / ARTIFACTS_DIR / experiment).as_uri()
+
+
+def configure(project_root: str | os.PathLike) -> "mlflow":
+    """Point MLflow at the project's database (this process and its children only); returns the module."""
+    for name in ("alembic", "mlflow.store.db.utils"):
+        logging.getLogger(name).setLevel(logging.WARNING)  # schema-migration chatter on every new database
+    import mlflow
+
+    uri = tracking_uri(project_root)
+    os.environ["MLFLOW_TRACKING_URI"] = uri
+    mlflow.set_tracking_uri(uri)
+    return mlflow
+
+
+def ensure_experiment(project_root: str | os.PathLike, name: str) -> str:
+    """Id of experiment ``name``, created with its artifact folder under ``mlartifacts/`` when missing."""
+    mlflow = configure(project_root)
+    from mlflow.exceptions import MlflowException
+
+    client = mlflow.MlflowClient()
+    exp = client.get_experiment_by_name(name)
+    if exp is not None:
+        if exp.lifecycle_stage == "deleted":
+            client.restore_experiment(exp.experiment_id)
+        return exp.experiment_id
+    try:
+        return client.create_experiment(name, artifact_location=artifact_location(project_root, name))
+    except MlflowException:  # created meanwhile by a concurrent stage (dvc exp run --jobs)
+        exp = client.get_experiment_by_name(name)
+        if exp is None:
+            raise
+        return exp.experiment_id
+
+
+def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """Nested params as MLflow params: ``{"a": {"b": 1}}`` -> ``{"a.b": "1"}``; lists as canonical JSON."""
+    out: dict[str, str] = {}
+    for key, value in params.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten(value, full + "."))
+        else:
+            text = value if isinstance(value, str) else canonical_json(value)
+            out[full] = text[:_MAX_PARAM_CHARS]
+    return out
+
+
+def run_tags(
+    project_root: str | os.PathLike, *, stage: str, game: str | None, agent: str | None, params_hash: str, seed: int
+) -> dict[str, str]:
+    """The provenance tags of a stage run (strings, as MLflow stores them; '' where a value does not apply)."""
+    commit = git_commit(project_root)
+    dirty = git_dirty(project_root)
+    tags = {
+        "stage": stage,
+        "game": game or "",
+        "agent": agent or "",
+        "git_commit": commit,
+        "git_dirty": "" if dirty is None else str(dirty).lower(),
+        "dvc_exp_name": dvc_exp_name() or "",
+        "params_hash": params_hash,
+        "seed": str(seed),
+    }
+    if commit != "unknown":
+        tags["mlflow.source.git.commit"] = commit  # MLflow's own key: the UI shows it as the run's source version
+    return tags
+
+
+@contextmanager
+def stage_run(
+    project_root: str | os.PathLike,
+    *,
+    stage: str,
+    experiment: str,
+    game: str | None,
+    agent: str | None,
+    params: Mapping[str, Any],
+    params_hash: str,
+    seed: int,
+) -> Iterator["mlflow.ActiveRun"]:
+    """An MLflow run for one stage execution, with params and provenance tags; ends FAILED on an exception."""
+    mlflow = configure(project_root)
+    exp_id = ensure_experiment(project_root, experiment)
+    name = f"{stage} {game}/{agent}" if agent else f"{stage} {game or experiment}"
+    tags = run_tags(project_root, stage=stage, game=game, agent=agent, params_hash=params_hash, seed=seed)
+    with mlflow.start_run(experiment_id=exp_id, run_name=name, tags=tags) as run:
+        flat = flatten(params)
+        if flat:
+            mlflow.log_params(flat)
+        yield run
+
+
+def log_metrics(values: Mapping[str, float | None], step: int | None = None) -> None:
+    """Log numeric metrics to the active run, skipping ``None`` (a rate over zero games is not a number)."""
+    import mlflow
+
+    clean = {k: float(v) for k, v in values.items() if v is not None}
+    if clean:
+        mlflow.log_metrics(clean, step=step)
+
+
+def metric_key(*parts: str) -> str:
+    """Join name parts with '/' (MLflow groups metrics by prefix in its UI), replacing characters it refuses."""
+    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-. /")
+    return "/".join("".join(ch if ch in allowed else "_" for ch in p) for p in parts)

@@ -1,0 +1,48 @@
+"""Learning-curve rows: TSV contract, resume-safe progress file, independent evaluation seeds."""
+
+from __future__ import annotations
+
+from boardrl.tracking import curve
+
+
+def _match(win: float, games: int) -> dict:
+    seat = {"win": win, "draw": 0.0, "loss": 1 - win, "games": games}
+    return {"as_first": seat, "as_second": seat, "combined": {**seat, "games": 2 * games}}
+
+
+def test_rows_and_tsv_round_trip(tmp_path):
+    rows = curve.seat_rows(100, "random", _match(0.75, 10)) + curve.seat_rows(1000, "random", _match(1 / 3, 10))
+    path = curve.write_tsv(tmp_path / "curve.tsv", rows)
+    assert path.read_text().splitlines()[0] == "step\topponent\tseat\twin\tdraw\tloss\tgames"
+    back = curve.read_tsv(path)
+    assert [(r["step"], r["seat"], r["games"]) for r in back[:3]] == [(100, "as_first", 10), (100, "as_second", 10),
+                                                                    (100, "combined", 20)]
+    assert back[3]["win"] == 0.333333  # rates to 6 decimals
+
+
+def test_progress_survives_a_restart_only_for_the_same_run(tmp_path):
+    p = curve.CurveProgress(tmp_path / "ckpt", "hash-a")
+    assert not p.load()
+    p.record(1000, curve.seat_rows(1000, "random", _match(0.5, 4)))
+    p.record(0, curve.seat_rows(0, "random", _match(0.25, 4)))
+    p.record(1000, curve.seat_rows(1000, "random", _match(0.75, 4)))  # a resumed run re-measures a point
+    again = curve.CurveProgress(tmp_path / "ckpt", "hash-a")
+    assert again.load() and again.resumed
+    assert again.steps() == [0, 1000] and again.rows()[3][3] == 0.75
+    other = curve.CurveProgress(tmp_path / "ckpt", "hash-b")
+    assert not other.load() and other.rows() == []
+
+
+def test_sub_seeds_are_stable_and_distinct():
+    seeds = {curve.sub_seed(0, 1, step, i) for step in (0, 100, 1000) for i in range(3)}
+    assert len(seeds) == 9 and all(0 <= s < 2**63 for s in seeds)
+    assert curve.sub_seed(0, 1, 100, 2) == curve.sub_seed(0, 1, 100, 2) != curve.sub_seed(1, 1, 100, 2)
+
+
+def test_figure_has_a_panel_per_opponent():
+    rows = []
+    for step in (0, 100, 1000):
+        rows += curve.seat_rows(step, "random", _match(0.5, 4)) + curve.seat_rows(step, "perfect", _match(0.0, 4))
+    fig = curve.figure(rows, "t")
+    assert [ax.get_title() for ax in fig.axes] == ["vs random", "vs perfect"]
+    assert len(fig.axes[0].lines) == 3  # win, draw, loss

@@ -1,0 +1,65 @@
+"""MLflow helpers: the sqlite URI, artifact folders, temp-experiment workspaces, tagged stage runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from boardrl.tracking import mlflow_runs as mr
+
+
+def test_uri_and_artifact_location_are_absolute(tmp_path):
+    assert mr.tracking_uri(tmp_path) == f"sqlite:///{tmp_path.resolve().as_posix()}/mlflow.db"
+    assert mr.tracking_uri(tmp_path).startswith("sqlite:////")  # sqlite:/// + an absolute path
+    assert mr.artifact_location(tmp_path, "tictactoe") == (tmp_path.resolve() / "mlartifacts" / "tictactoe").as_uri()
+
+
+def test_dvc_temp_workspaces_track_into_the_project(tmp_path):
+    temp_ws = tmp_path / "proj" / ".dvc" / "tmp" / "exps" / "tmpab12cd"
+    temp_ws.mkdir(parents=True)
+    assert mr.tracking_root(temp_ws) == (tmp_path / "proj").resolve()
+    assert mr.tracking_root(tmp_path / "proj") == (tmp_path / "proj").resolve()
+
+
+def test_flatten_and_metric_keys():
+    assert mr.flatten({"a": {"b": 1, "c": [1, 2]}, "d": "x", "e": None}) == {"a.b": "1", "a.c": "[1,2]", "d": "x",
+                                                                             "e": "null"}
+    assert mr.metric_key("curve", "mcts:simulations=200", "combined", "win") == "curve/mcts_simulations_200/combined/win"
+
+
+@pytest.mark.timeout(120)
+def test_stage_run_logs_into_the_project_database(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a stray ./mlruns would appear here
+    monkeypatch.setenv("DVC_EXP_NAME", "exp-test")
+    saved = os.environ.get("MLFLOW_TRACKING_URI")
+    try:
+        with mr.stage_run(tmp_path, stage="train", experiment="tictactoe", game="tictactoe", agent="tabular_q",
+                          params={"train": {"alpha": 0.1}}, params_hash="abc123", seed=5) as run:
+            mr.log_metrics({"curve/random/combined/win": 0.5, "skipped": None}, step=100)
+            mr.log_metrics({"curve/random/combined/win": 0.9}, step=1000)
+        import mlflow
+
+        client = mlflow.MlflowClient(tracking_uri=mr.tracking_uri(tmp_path))
+        exp = client.get_experiment_by_name("tictactoe")
+        assert exp.artifact_location == mr.artifact_location(tmp_path, "tictactoe")
+        got = client.get_run(run.info.run_id)
+        tags = got.data.tags
+        assert {k: tags[k] for k in ("stage", "game", "agent", "params_hash", "dvc_exp_name", "git_commit", "seed")} == {
+            "stage": "train", "game": "tictactoe", "agent": "tabular_q", "params_hash": "abc123",
+            "dvc_exp_name": "exp-test", "git_commit": "unknown", "seed": "5"}
+        assert got.data.params == {"train.alpha": "0.1"}
+        hist = client.get_metric_history(run.info.run_id, "curve/random/combined/win")
+        assert [(m.step, m.value) for m in hist] == [(100, 0.5), (1000, 0.9)]
+        assert "skipped" not in got.data.metrics
+        assert got.info.artifact_uri.startswith((tmp_path.resolve() / "mlartifacts" / "tictactoe").as_uri())
+        assert (tmp_path / "mlflow.db").is_file() and not (tmp_path / "mlruns").exists()
+    finally:
+        import mlflow
+
+        mlflow.set_tracking_uri(None)  # back to MLflow's default for later tests in this process
+        if saved is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = saved
