@@ -76,6 +76,32 @@ def test_solver_proves_tictactoe_wins_and_draws(moves):
     assert -ttt_value(TTT.play(s, move)) == ttt_value(s)  # a proven root plays a value-keeping move
 
 
+def test_solver_proofs_agree_with_the_connect4_referee():
+    """Late random positions: every root the solver proves has the referee's value, and the move keeps it."""
+    from boardrl.solvers.base import make_referee
+
+    referee = make_referee(C4)
+    agent = MCTSAgent(C4, simulations=3000, solver=True)
+    rng = np.random.default_rng(0)
+    tried = proved = 0
+    while tried < 30:
+        s = C4.initial_state()
+        for _ in range(int(rng.integers(24, 34))):
+            s = C4.play(s, int(rng.choice(C4.legal_actions(s))))
+            if C4.is_over(s):
+                break
+        if C4.is_over(s):
+            continue
+        tried += 1
+        move = agent.act(s, np.random.default_rng(tried))
+        if agent.root_proven() is not None:
+            verdict = referee.solve(s)
+            assert agent.root_proven() == verdict.value
+            assert move in verdict.optimal_moves
+            proved += 1
+    assert proved >= 20  # measured: 27 of 30
+
+
 def test_visits_add_up_and_search_is_deterministic():
     s = C4.replay("4433")
     a, b = MCTSAgent(C4, simulations=777), MCTSAgent(C4, simulations=777)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 
@@ -27,6 +28,7 @@ EXPECTED = {
 
 @pytest.mark.parametrize("game_id", sorted(EXPECTED))
 def test_agent_names_per_game(game_id):
+    assert ("perfect" in agent_names("dots_and_boxes_2x4")) and "perfect" not in agent_names("dots_and_boxes_3x4")
     assert agent_names(game_id) == EXPECTED[game_id]
     assert agent_names(make_game(game_id)) == EXPECTED[game_id]
 
@@ -84,7 +86,7 @@ def test_keys():
         ("tictactoe", "nope", "unknown agent 'nope'; agents for tictactoe: random, semirandom, tactical, alphabeta"),
         ("conniption", "maxmin", "agent 'maxmin' does not play conniption (it plays tictactoe, connect4); agents for"),
         ("dots_and_boxes_4x4", "perfect", "agent 'perfect' does not play dots_and_boxes_4x4 (it plays tictactoe, "
-                                          "connect4, dots_and_boxes up to 3x3)"),
+                                          "connect4, dots_and_boxes up to 24 edges (3x3, 2x4, 1x7))"),
         ("tictactoe", "moderate", "agent 'moderate' does not play tictactoe (it plays dots_and_boxes_RxC)"),
         ("tictactoe", "mcts:sims=5", "agent 'mcts' has no key 'sims'; keys: simulations, c, solver, rollout, kernel"),
         ("tictactoe", "random:seed=1", "agent 'random' has no key 'seed'; keys: none"),
@@ -121,3 +123,31 @@ def test_imports_are_lazy():
     loaded = eval(out)
     assert "boardrl.agents.conniption" not in loaded and "boardrl.agents.dots_and_boxes" not in loaded
     assert "boardrl.agents.mcts" not in loaded and "boardrl.agents.alphabeta" not in loaded
+
+
+@pytest.mark.parametrize("game_id", sorted(EXPECTED))
+def test_agents_pickle_for_worker_processes(game_id):
+    """The match runner pickles agents into worker processes: each copy plays exactly like the original."""
+    game = make_game(game_id)
+    rng = np.random.default_rng(4)
+    state = game.initial_state()
+    for _ in range(5):
+        state = game.play(state, int(rng.choice(game.legal_actions(state))))
+    cheap = {"mcts": "mcts:simulations=60", "alphabeta": "alphabeta:depth=2", "maxmin": "maxmin:max_depth=2"}
+    for name in agent_names(game):
+        if name in ("human", "perfect"):
+            continue
+        agent = make_agent(game, cheap.get(name, name))
+        copy = pickle.loads(pickle.dumps(agent))
+        assert copy.name == agent.name
+        assert copy.act(state, np.random.default_rng(1)) == agent.act(state, np.random.default_rng(1)), name
+
+
+def test_perfect_agent_pickles_without_its_referee_tables():
+    agent = make_agent("connect4", "perfect")
+    state = agent.game.replay("6542311126574576")  # solved in well under a second
+    move = agent.act(state, np.random.default_rng(0))
+    assert agent._referee is not None
+    copy = pickle.loads(pickle.dumps(agent))
+    assert copy._referee is None and len(pickle.dumps(agent)) < 10_000
+    assert copy.act(state, np.random.default_rng(0)) == move

@@ -176,7 +176,8 @@ def test_tactical_beats_random_at_connect4_in_batch():
     seat = np.arange(n) % 2
     result = np.zeros(n)
     while batch.legal_mask().any():
-        acts = np.where(batch.to_move() == seat, tactical.act_batch(batch.states, rng), rand.act_batch(batch.states, rng))
+        mine, theirs = tactical.act_batch(batch.states, rng), rand.act_batch(batch.states, rng)
+        acts = np.where(batch.to_move() == seat, mine, theirs)
         finished, rets = batch.step(acts)
         idx = np.flatnonzero(finished)
         result[idx] = rets[idx, seat[idx]]
@@ -187,7 +188,7 @@ def test_tactical_beats_random_at_connect4_in_batch():
 
 def test_errors():
     ttt = make_game("tictactoe")
-    with pytest.raises(BoardRLError, match="tactical: not defined here for dots_and_boxes_2x2; games: tictactoe, connect4"):
+    with pytest.raises(BoardRLError, match="not defined here for dots_and_boxes_2x2; games: tictactoe, connect4"):
         TacticalAgent(make_game("dots_and_boxes_2x2"))
     over = ttt.replay("14253")
     with pytest.raises(BoardRLError, match="game is over"):

@@ -44,8 +44,8 @@ def test_unseen_states_use_the_same_initial_values_training_would_store():
 
 def test_initial_values_are_normal_with_the_given_spread():
     """20,000 draws: sample sd within 0.3 +- 0.01 (its standard error is 0.0015, so this is a 6-sigma bound)."""
-    draws = np.array([init_value(np.uint64(row_hash(np.array([i, 0], dtype=np.int64), _INIT_SALT)), a, np.uint64(7), 0.3)
-                      for i in range(2_500) for a in range(8)])
+    hashes = [np.uint64(row_hash(np.array([i, 0], dtype=np.int64), _INIT_SALT)) for i in range(2_500)]
+    draws = np.array([init_value(h, a, np.uint64(7), 0.3) for h in hashes for a in range(8)])
     assert abs(draws.mean()) < 0.01 and abs(draws.std() - 0.3) < 0.01
     assert abs(np.mean(np.abs(draws) < 0.3) - 0.6827) < 0.015  # share within one sd, as for a normal
 

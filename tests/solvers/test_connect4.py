@@ -34,7 +34,7 @@ def referee(game):
 # ---------------------------------------------------------------------------------------------- plain minimax
 # An independent oracle: a 6x7 grid of 0/1/2, explicit four-in-a-row scan around the last stone, full-width
 # minimax without pruning or tables.  Scores follow the documented convention: 22 - (stones of the winner).
-@njit(cache=True)
+@njit(cache=False)  # a test module is not importable by name from numba's cache loader
 def _four_through(grid, r, c, who) -> bool:
     for dr, dc in ((1, 0), (0, 1), (1, 1), (1, -1)):
         n = 1
@@ -49,7 +49,7 @@ def _four_through(grid, r, c, who) -> bool:
     return False
 
 
-@njit(cache=True)
+@njit(cache=False)  # a test module is not importable by name from numba's cache loader
 def _minimax(grid, heights, plies) -> int:
     who = 1 + plies % 2
     best = -100

@@ -15,7 +15,7 @@ alphabeta           every game: depth-limited alpha-beta (``depth``, ``evaluatio
 maxmin              tic-tac-toe (max_depth 4), Connect 4 (5): seed 002's MaxMin
 seed000_alphabeta   tic-tac-toe: seed 000's full-depth, deterministic AlphaBeta
 mcts                every game: UCT (``simulations``, ``c``, ``solver``, ``rollout``)
-perfect             games with a referee: tic-tac-toe, Connect 4, Dots and Boxes up to 3x3 boxes
+perfect             games with a referee: tic-tac-toe, Connect 4, Dots and Boxes up to 24 edges (3x3 boxes)
 human               every game: moves typed at the terminal
 moderate, advanced  Dots and Boxes: seed 001's players
 conniption_random, sols, cells, hybrid, flip   Conniption: seed 004's minimax players (``max_depth``)
@@ -52,10 +52,13 @@ def _dots(game: Game) -> bool:
     return game.game_id.startswith("dots_and_boxes_")
 
 
+MAX_REFEREE_EDGES = 24  # the Dots and Boxes retrograde referee's limit (3x3 boxes, 2x4, 1x7)
+
+
 def _has_referee(game: Game) -> bool:
     if game.game_id in ("tictactoe", "connect4"):
         return True
-    return _dots(game) and getattr(game, "rows", 99) <= 3 and getattr(game, "cols", 99) <= 3
+    return _dots(game) and getattr(game, "num_edges", MAX_REFEREE_EDGES + 1) <= MAX_REFEREE_EDGES
 
 
 # ---------------------------------------------------------------------------------------------- entries
@@ -82,20 +85,21 @@ class AgentEntry:
 
 
 _A = "boardrl.agents."
-_CONNIPTION_AI = {name: key for key, name in
-                  {"random": "conniption_random", "sols": "sols", "cells": "cells", "hybrid": "hybrid", "flip": "flip"}.items()}
+_TACTICAL = "tictactoe, connect4, conniption"
+_PERFECT = "tictactoe, connect4, dots_and_boxes up to 24 edges (3x3, 2x4, 1x7)"
+#: seed 004's minimax players: registry name -> evaluation of ``ConniptionAI``
+_CONNIPTION_AI = {"conniption_random": "random", "sols": "sols", "cells": "cells", "hybrid": "hybrid", "flip": "flip"}
 
 ENTRIES: tuple[AgentEntry, ...] = (
     AgentEntry("random", _A + "base", "RandomAgent", _any, "every game"),
     AgentEntry("semirandom", _A + "simple", "SemiRandomAgent", _any, "every game"),
-    AgentEntry("tactical", _A + "simple", "TacticalAgent", _ids("tictactoe", "connect4"), "tictactoe, connect4, conniption"),
-    AgentEntry("tactical", _A + "conniption", "TacticalConniptionAgent", _ids("conniption"), "tictactoe, connect4, conniption"),
+    AgentEntry("tactical", _A + "simple", "TacticalAgent", _ids("tictactoe", "connect4"), _TACTICAL),
+    AgentEntry("tactical", _A + "conniption", "TacticalConniptionAgent", _ids("conniption"), _TACTICAL),
     AgentEntry("alphabeta", _A + "alphabeta", "AlphaBetaAgent", _any, "every game"),
     AgentEntry("maxmin", _A + "alphabeta", "MaxMinAgent", _ids("tictactoe", "connect4"), "tictactoe, connect4"),
     AgentEntry("seed000_alphabeta", _A + "alphabeta", "Seed000AlphaBetaAgent", _ids("tictactoe"), "tictactoe"),
     AgentEntry("mcts", _A + "mcts", "MCTSAgent", _any, "every game"),
-    AgentEntry("perfect", _A + "perfect", "PerfectAgent", _has_referee, "tictactoe, connect4, dots_and_boxes up to 3x3",
-               hidden=("referee",)),
+    AgentEntry("perfect", _A + "perfect", "PerfectAgent", _has_referee, _PERFECT, hidden=("referee",)),
     AgentEntry("human", _A + "human", "HumanAgent", _any, "every game", hidden=("input", "output")),
     AgentEntry("moderate", _A + "dots_and_boxes", "ModerateAgent", _dots, "dots_and_boxes_RxC"),
     AgentEntry("advanced", _A + "dots_and_boxes", "AdvancedAgent", _dots, "dots_and_boxes_RxC"),

@@ -22,8 +22,8 @@ same player moves again keeps the sign and the window instead of negating them.
 
 Root ties: to break ties exactly without searching every root move with a full window, each root move is
 searched with the window ``(best - 1, +inf)``; values are integers in the kernels, so a result ``>= best`` is
-exact and anything below is a bound that is certainly worse.  The Python path does the same with a tiny
-relative tolerance instead of 1, which is exact for any float evaluation.
+exact and anything below is a bound that is certainly worse.  The Python path does the same with a relative
+tolerance of 1e-9 instead of 1: exact unless two different evaluations lie within a billionth of each other.
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ class GenericSearch:
 
         The cheap mode searches each root action with the window ``(best - tol, +inf)``: a result above the
         lower edge is exact, one at or below it is an upper bound and certainly below ``best``; ``tol`` is a
-        relative 1e-9, far below any real difference of evaluations, so ties are found exactly.
+        relative 1e-9, far below any real difference of evaluations, so the tied best moves are found exactly.
         """
         player = self.game.to_move(state)
         best = -math.inf
@@ -235,17 +235,23 @@ class GenericSearch:
         return out
 
 
-def win_leaf(game: Game, evaluate: Evaluation) -> Callable[[Any, float], float]:
-    """AlphaBetaAgent's leaf: ``+-(WIN + plies left)`` or 0 at the end of the game, else the evaluation."""
+class WinLeaf:
+    """AlphaBetaAgent's leaf: ``+-(WIN + plies left)`` or 0 at the end of the game, else the evaluation.
 
-    def leaf(state: Any, depth: float) -> float:
+    A class rather than a closure so that agents pickle into match worker processes.
+    """
+
+    def __init__(self, game: Game, evaluate: Evaluation) -> None:
+        self.game = game
+        self.evaluate = evaluate
+
+    def __call__(self, state: Any, depth: float) -> float:
+        game = self.game
         player = game.to_move(state)
         if game.is_over(state):
             r = game.returns(state)[player]
             return 0.0 if r == 0 else math.copysign(WIN + max(depth, 0), r)
-        return float(evaluate(game, state, player))
-
-    return leaf
+        return float(self.evaluate(game, state, player))
 
 
 def _choose(scores: np.ndarray | dict[int, float], tiebreak: str, rng: np.random.Generator) -> int:
@@ -291,7 +297,7 @@ class AlphaBetaAgent(Agent):
         kernel_ok = isinstance(evaluation, str) and evaluation in _KERNEL_EVALS
         self._kernel = game.game_id if kernel_ok and game.game_id in ("tictactoe", "connect4") else None
         self._ev = _KERNEL_EVALS.get(evaluation, -1) if isinstance(evaluation, str) else -1
-        self._search = GenericSearch(game, win_leaf(game, self.evaluate))
+        self._search = GenericSearch(game, WinLeaf(game, self.evaluate))
 
     def root_scores(self, state: Any, exact: bool = True) -> np.ndarray | dict[int, float]:
         """Scores of the root actions (exact ones when ``exact``; else only the best ones are exact)."""

@@ -277,7 +277,8 @@ class GreedyQAgent(Agent):
                 f"Q table of shape (width {table.width}, actions {table.num_actions}) does not fit {game.game_id}"
             )
         self.table = table
-        self.meta = dict(meta or {})
+        self.meta = dict(meta or {})  # saved with the model: how it was trained (deterministic content only)
+        self.stats: dict[str, Any] = {}  # not saved: facts of this process's training run, e.g. seconds
 
     def q_values(self, state: Any) -> np.ndarray:
         """Values of all actions in ``state`` (illegal ones included, meaningless)."""

@@ -23,6 +23,14 @@ class PerfectAgent(Agent):
     def __init__(self, game: Game, name: str = "perfect", referee: Referee | None = None) -> None:
         super().__init__(game, name)
         self._referee = referee
+        self._own_referee = referee is None
+
+    def __getstate__(self) -> dict:
+        """Pickle without a referee we built ourselves (its tables can be large); the copy rebuilds its own."""
+        state = self.__dict__.copy()
+        if self._own_referee:
+            state["_referee"] = None
+        return state
 
     @property
     def referee(self) -> Referee:

@@ -27,7 +27,6 @@ from boardrl.games.base import BoardRLError, Game
 from boardrl.games.connect4 import legal_columns, winning_columns
 from boardrl.games.tictactoe import legal_bits as ttt_legal_bits
 
-SEMIRANDOM_FAST = ("tictactoe", "connect4")
 TACTICAL_GAMES = ("tictactoe", "connect4")
 
 
@@ -167,7 +166,11 @@ def c4_tactical_batch(states: np.ndarray, u: np.ndarray) -> np.ndarray:
     return out
 
 
-_SEMIRANDOM_KERNELS = {"tictactoe": (ttt_semirandom, ttt_semirandom_batch), "connect4": (c4_semirandom, c4_semirandom_batch)}
+#: game id -> (scalar kernel, batch kernel)
+_SEMIRANDOM_KERNELS = {
+    "tictactoe": (ttt_semirandom, ttt_semirandom_batch),
+    "connect4": (c4_semirandom, c4_semirandom_batch),
+}
 _TACTICAL_KERNELS = {"tictactoe": (ttt_tactical, ttt_tactical_batch), "connect4": (c4_tactical, c4_tactical_batch)}
 
 

@@ -11,7 +11,10 @@ calls ``train(game, params, seed=..., checkpoint_dir=..., eval_points=[...], on_
   run with the same seed.  Because the segment ends are part of that trajectory, the checkpoint's fingerprint
   covers game, learner, params, seed and eval points; a checkpoint with another fingerprint is ignored.
 - Eval points at or before the checkpoint a run resumes from are not called again (their results were
-  delivered before the checkpoint was written).
+  delivered before the checkpoint was written); callers keep what they measured (the pipeline keeps it in the
+  checkpoint directory).
+- When training completes the checkpoint directory is removed: a checkpoint only ever stands for an
+  unfinished run, so re-running a finished experiment (say, with new code) trains afresh.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from boardrl.agents.base import Agent
 from boardrl.agents.learned import atomic_save_npz, atomic_write_json

@@ -12,6 +12,9 @@ when player 0 moves in s', min otherwise) written from the mover's side, with th
 Against a fixed opponent (seed 000's FixedGameMDP) the opponent's replies are folded into the transition: s' is
 the learner's next decision state, so the sign is always +.
 
+With ``reward: margin`` the terminal reward is the final score margin instead of the result, so in games with a
+score (Dots and Boxes) the values are the exact-referee margins and greedy play is margin-optimal.
+
 Behaviour policy: epsilon-greedy with an ``Exploration`` schedule; seed 000 uses epsilon = 1 (uniform random).
 Unseen entries start at N(0, init_std) (seed 000: 0.3), drawn as a pure function of (seed, state, action)
 (see agents/learned.py).  ``parallel_games`` games run side by side on the batched engine and their updates are
@@ -63,6 +66,10 @@ class TabularQParams(LearnerParams):
     )
     start: str = Field("", description="move string of the position every game starts from ('' = initial)")
     parallel_games: int = Field(256, ge=1, description="games played side by side on the batched engine")
+    reward: Literal["result", "margin"] = Field(
+        "result", description="terminal reward: the result (+1/0/-1, seed 000) or the final score margin "
+        "(games that keep a score, e.g. Dots and Boxes: learns margin-optimal play, as the referee judges it)"
+    )
 
     @model_validator(mode="after")
     def _seat_needs_opponent(self) -> "TabularQParams":
@@ -151,6 +158,19 @@ class _Trainer:
             return (game_numbers % 2).astype(np.int64)
         return np.full(game_numbers.shape, SEATS[self.p.learner_seat], dtype=np.int64)
 
+    def _margins(self, states: np.ndarray, finished: np.ndarray) -> np.ndarray:
+        """(N, 2) final score margins from each player's view, for the rows of games that just ended."""
+        out = np.zeros((states.shape[0], 2), dtype=np.float64)
+        rows = np.flatnonzero(finished)
+        batch_margin = getattr(self.game, "score_margin_batch", None)
+        if batch_margin is not None:
+            m = np.asarray(batch_margin(states[rows]), dtype=np.float64)
+        else:
+            st = self.game.state_type
+            m = np.array([self.game.score_margin(st(*map(int, states[i]))) for i in rows], dtype=np.float64)
+        out[rows, 0], out[rows, 1] = m, -m
+        return out
+
     def play(self, first_game: int, end_game: int) -> None:
         """Play games number first_game .. end_game-1 to completion (no game left in flight)."""
         n = end_game - first_game
@@ -188,6 +208,8 @@ class _Trainer:
             finished, rets = batch.step(actions)
             if not finished.any():
                 continue
+            if self.p.reward == "margin":
+                rets = self._margins(batch.states, finished)
             _terminal_updates(self.table.vals, finished, rets, pend_slot, pend_act, pend_mover, self.p.alpha)
             ended = np.flatnonzero(finished)
             restart, stop = ended[: n - started], ended[n - started:]
@@ -217,27 +239,19 @@ class TabularQLearner(Learner):
     ) -> GreedyQAgent:
         """Train and return the greedy agent; ``opponent`` (an Agent) overrides ``params.opponent``.
 
-        The checkpoint directory is emptied once training completes: a checkpoint only ever stands for an
-        unfinished run, so re-running a finished experiment (new code, same params) trains afresh.
+        Resumes from ``checkpoint_dir`` and removes it once training completes (see learn/base.py).
         """
         p = self.check_params(params)
         points = check_eval_points(eval_points, p.games)
+        on_eval = on_eval or (lambda games, agent: None)
         start = self._start_state(game, p.start)
+        if p.reward == "margin" and game.score_margin(start) is None:
+            raise LearnError(f"tabular_q reward 'margin': {game.game_id} keeps no score; use reward 'result'")
         opp = opponent if opponent is not None else self._make_opponent(game, p.opponent)
         fp = fingerprint(self.name, game, p, seed, points + ([repr(opp)] if opponent is not None else []))
         ckpt = Checkpoint(checkpoint_dir, fp)
-        loaded = ckpt.load()
         t0 = time.perf_counter()
-        if loaded is None:
-            init_seed = int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0])
-            table = QTable(len(game.state_type._fields), game.num_actions, init_seed, p.init_std)
-            rng = np.random.default_rng(seed)
-            games_done, moves, seconds = 0, 0, 0.0
-        else:
-            manifest, arrays = loaded
-            table = QTable.from_arrays(arrays["keys"], arrays["values"], manifest["init_seed"], p.init_std)
-            rng = rng_from_json(manifest["rng"])
-            games_done, moves, seconds = manifest["games_done"], manifest["learner_moves"], manifest["seconds"]
+        table, rng, games_done, moves, seconds = self._restore(game, p, seed, ckpt)
         trainer = _Trainer(game, p, table, rng, start, opp)
         trainer.learner_moves = moves
         meta = {"learner": self.name, "seed": int(seed), "params": p.model_dump(mode="json")}
@@ -250,16 +264,30 @@ class TabularQLearner(Learner):
             games_done = end
             if end in points:
                 on_eval(end, GreedyQAgent(game, table.copy(), self.name, {**meta, "games": end}))
-            keys, vals = table.compact()
-            ckpt.save(games_done, {"init_seed": int(table.init_seed), "rng": rng_state_json(rng),
-                                   "learner_moves": trainer.learner_moves,
-                                   "seconds": seconds + time.perf_counter() - t0},
-                      {"keys": keys, "values": vals})
+            if end < p.games:
+                keys, vals = table.compact()
+                ckpt.save(games_done, {"init_seed": int(table.init_seed), "rng": rng_state_json(rng),
+                                       "learner_moves": trainer.learner_moves,
+                                       "seconds": seconds + time.perf_counter() - t0},
+                          {"keys": keys, "values": vals})
         ckpt.clear()
         meta.update(games=p.games, states=len(table), learner_moves=trainer.learner_moves)
         agent = GreedyQAgent(game, table, self.name, meta)
         agent.stats = {**meta, "seconds": seconds + time.perf_counter() - t0}  # timing: not saved with the model
         return agent
+
+    @staticmethod
+    def _restore(game: Game, p: TabularQParams, seed: int, ckpt: Checkpoint):
+        """(table, rng, games done, learner moves, seconds) from the checkpoint, or fresh ones from the seed."""
+        loaded = ckpt.load()
+        if loaded is None:
+            init_seed = int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0])
+            table = QTable(len(game.state_type._fields), game.num_actions, init_seed, p.init_std)
+            return table, np.random.default_rng(seed), 0, 0, 0.0
+        manifest, arrays = loaded
+        table = QTable.from_arrays(arrays["keys"], arrays["values"], manifest["init_seed"], p.init_std)
+        return (table, rng_from_json(manifest["rng"]), manifest["games_done"], manifest["learner_moves"],
+                manifest["seconds"])
 
     @staticmethod
     def _start_state(game: Game, moves: str):

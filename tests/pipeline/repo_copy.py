@@ -1,0 +1,74 @@
+"""Helpers for the pipeline tests: a throw-away copy of the repository that DVC can run in.
+
+Imported by the test modules beside it (pytest puts this directory on sys.path: tests/ has no packages).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+
+
+def git(cwd: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-c", "user.email=test@boardrl", "-c", "user.name=boardrl tests", *args], cwd=cwd,
+                         check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def copy_repo(dst: Path, params_file: str = "params.tiny.yaml") -> Path:
+    """Copy what git would ship (tracked + untracked-not-ignored files) to ``dst``, commit it, return ``dst``.
+
+    numba's on-disk caches (git-ignored) come along with their timestamps so the copy does not recompile every
+    kernel; ``params_file`` becomes the copy's params.yaml before the commit, so the tree is clean.
+    """
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    caches = [p.relative_to(ROOT) for pat in ("*.nbi", "*.nbc") for p in (ROOT / "src").rglob(pat)]
+    for rel in [f for f in files if f] + [str(c) for c in caches]:
+        src = ROOT / rel
+        if src.is_file():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / rel)
+    shutil.copy2(ROOT / params_file, dst / "params.yaml")
+    git(dst, "init", "-q")
+    git(dst, "add", "-A")
+    git(dst, "commit", "-qm", "test copy")
+    return dst
+
+
+def stage_env() -> dict[str, str]:
+    """The environment `make repro` gives DVC: the venv first on PATH, no tracking settings inherited."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "DVC_"))}
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def run(cmd: list[str], cwd: Path, timeout: float = 600) -> Run:
+    import time
+
+    t0 = time.perf_counter()
+    res = subprocess.run(cmd, cwd=cwd, env=stage_env(), capture_output=True, text=True, timeout=timeout)
+    return Run(res.returncode, res.stdout, res.stderr, time.perf_counter() - t0)
