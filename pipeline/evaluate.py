@@ -151,6 +151,10 @@ def run(params: Params, game_id: str, agent_name: str) -> dict[str, Any]:
         results["optimal_move"] = detail
         results["uci"] = uci(params, game, agent)
         log_metrics(metrics_of(results), step=trained)
+        from boardrl.tracking.figures import ladder_figure
+
+        mlflow.log_figure(ladder_figure(results["opponents"], f"{agent_name} on {game_id}: W/D/L per seat"),
+                          "ladder.png")
         prov = collect(ROOT, game=game_id, agent=agent_name, seed=params.seed, params_slice=sl,
                        seconds=time.perf_counter() - t0, mlflow_run_id=active.info.run_id, games_trained=trained)
         results["provenance"] = prov.to_dict()

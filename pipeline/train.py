@@ -108,7 +108,9 @@ def run(params: Params, game_id: str, agent_name: str) -> dict[str, Any]:
         if missing:
             raise BoardRLError(f"learning curve incomplete: no evaluation at {missing} training games")
         curves.write_tsv(p["curve"], rows)
-        mlflow.log_figure(curves.figure(rows, f"{agent_name} on {game_id}"), "curve.png")
+        from boardrl.tracking.figures import curve_figure
+
+        mlflow.log_figure(curve_figure(rows, f"{agent_name} on {game_id}: learning curve"), "curve.png")
         mlflow.log_artifacts(str(p["model"]), artifact_path="model")
         mlflow.log_artifact(str(p["curve"]))
         prov = collect(ROOT, game=game_id, agent=agent_name, seed=params.seed, params_slice=sl,

@@ -76,6 +76,18 @@ def test_oracle_scores_one():
     assert res.ci[1] == 1.0 and res.ci[0] == pytest.approx(300 / (300 + 1.959963984540054**2))
 
 
+def test_library_perfect_agent_scores_one_with_the_library_referee():
+    from boardrl.agents import make_agent
+    from boardrl.solvers.base import make_referee
+
+    positions = position_set(TTT, 500, seed=2)
+    referee = make_referee(TTT)
+    res = optimal_move_rate(make_agent(TTT, "perfect"), referee, positions, np.random.default_rng(1))
+    assert (res.rate, res.n) == (1.0, 500)
+    # and the library referee agrees with the independent minimax one on every position of the set
+    assert all(set(referee.solve(p).optimal_moves) == set(REF.solve(p).optimal_moves) for p in positions)
+
+
 @pytest.mark.parametrize("agent_cls", [RandomAgent, ScalarRandom])
 def test_random_scores_the_exact_expected_share(agent_cls):
     positions = sorted(_all_live_states())  # all 4,520 unfinished reachable positions

@@ -39,10 +39,23 @@ def test_sub_seeds_are_stable_and_distinct():
     assert curve.sub_seed(0, 1, 100, 2) == curve.sub_seed(0, 1, 100, 2) != curve.sub_seed(1, 1, 100, 2)
 
 
-def test_figure_has_a_panel_per_opponent():
+def test_curve_figure_has_a_panel_per_opponent():
+    from boardrl.tracking.figures import curve_figure
+
     rows = []
     for step in (0, 100, 1000):
         rows += curve.seat_rows(step, "random", _match(0.5, 4)) + curve.seat_rows(step, "perfect", _match(0.0, 4))
-    fig = curve.figure(rows, "t")
+    fig = curve_figure(rows, "t")
     assert [ax.get_title() for ax in fig.axes] == ["vs random", "vs perfect"]
     assert len(fig.axes[0].lines) == 3  # win, draw, loss
+    assert list(fig.axes[0].lines[0].get_xdata()) == [0, 100, 1000]
+
+
+def test_ladder_figure_stacks_wdl_per_seat():
+    from boardrl.tracking.figures import ladder_figure
+
+    seat = {"win": 0.5, "draw": 0.25, "loss": 0.25, "win_ci": [0.4, 0.6]}
+    fig = ladder_figure({"random": {s: seat for s in curve.SEATS}, "perfect": {s: seat for s in curve.SEATS}}, "t")
+    assert [ax.get_title() for ax in fig.axes] == ["as first", "as second", "combined"]
+    widths = sorted(round(p.get_width(), 2) for p in fig.axes[0].patches)
+    assert widths == [0.25, 0.25, 0.25, 0.25, 0.5, 0.5]  # two opponents x (win, draw, loss)

@@ -244,6 +244,10 @@ class DotsAndBoxes(Game):
         self._bits = np.arange(geo.num_edges, dtype=np.int64)
         self._sym_maps = geo.symmetry_maps()
 
+    def __reduce__(self):
+        """Pickle by board size: the per-size state class is made at run time, so rebuild rather than copy."""
+        return (DotsAndBoxes, (self.rows, self.cols))
+
     # ------------------------------------------------------------------ rules
     def initial_state(self) -> DotsAndBoxesState:
         return self.state_type(0, 0, 0, 0)

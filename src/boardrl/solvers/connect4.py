@@ -45,10 +45,14 @@ BOARD = BOTTOM * ((1 << HEIGHT) - 1)
 COLUMN_MASKS = np.array([((1 << HEIGHT) - 1) << (7 * c) for c in range(WIDTH)], dtype=np.int64)
 #: Columns searched centre-first: central columns take part in more lines of four.
 CENTRE_ORDER = np.array([3, 2, 4, 1, 5, 0, 6], dtype=np.int64)
+ODD_ROWS = BOTTOM * 0b010101  # rows 1, 3, 5 counted from 1: threats there suit the first player
+EVEN_ROWS = BOTTOM * 0b101010
+ETC_PLIES = 30  # enhanced transposition cutoffs are tried at nodes with fewer stones (deep subtrees)
 MAX_SCORE = 22  # above any reachable score (the fastest win, with the 4th stone, scores 18)
 
-_LOWER = 1 << 7  # TT bound flag: the stored value is a lower bound (else an upper bound)
-_VALUE_OFFSET = 64  # stored value + offset is in 1..127, so a used slot is never the empty word 0
+_BOUND_OFFSET = 32  # table bounds are stored as value + 32 in 6 bits; -32 / +31 mean "no bound"
+_NO_LOWER = -_BOUND_OFFSET
+_NO_UPPER = 63 - _BOUND_OFFSET
 
 
 class InvalidPositionError(BoardRLError):
@@ -164,9 +168,11 @@ def move_bit(mask: int, col: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- transposition table
-# The table has 2**k int64 slots; a slot holds ``key << 8 | bound`` so a probe checks the full key (no false
-# hits) and 0 means empty.  ``bound`` is value + _VALUE_OFFSET plus the _LOWER flag.  The slot of a key is the
-# top k bits of key * odd constant (Fibonacci hashing): cheap, and it spreads the very regular keys.
+# The table has 2**k int64 slots; a slot holds ``key << 12 | (lower + 32) << 6 | (upper + 32)``: both bounds
+# known for the position (null-window re-searches need each kind) and the full key, so a probe never takes
+# another position's bounds.  Keys are below 2**49 (7 bits per column) so the word fits; 0 means empty (a
+# stored upper bound is at least -21, never encoded as 0).  The slot of a key is the top k bits of
+# key * odd constant (Fibonacci hashing): cheap, and it spreads the very regular keys.
 _HASH_MUL = 0x9E3779B97F4A7C15 - (1 << 64)  # the 64-bit golden-ratio constant, as a signed int64
 
 
@@ -218,12 +224,12 @@ def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
                 hi = (CELLS - 1 - d) // 2  # nor can we before our second stone from now
                 key = cur + mask
                 e = tt[_tt_slot(key, shift, size_mask)]
-                if e != 0 and (e >> 8) == key:
-                    v = (e & 0x7F) - _VALUE_OFFSET
-                    if e & _LOWER:
-                        if v > lo:
-                            lo = v
-                    elif v < hi:
+                if e != 0 and (e >> 12) == key:
+                    v = ((e >> 6) & 63) - _BOUND_OFFSET
+                    if v > lo:
+                        lo = v
+                    v = (e & 63) - _BOUND_OFFSET
+                    if v < hi:
                         hi = v
                 # lo <= score <= hi; when that interval leaves the window (or is one value) we are done
                 if lo >= beta:
@@ -246,12 +252,14 @@ def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
                     mv = rest & -rest
                     rest ^= mv
                     _prefetch(tt, _tt_slot(opp + (mask | mv), shift, size_mask))
+                good = ODD_ROWS if d % 2 == 0 else EVEN_ROWS
                 # order the moves: most new winning cells first; insertion keeps centre-first among equals
                 n = 0
                 for i in range(WIDTH):
                     mv = nxt & COLUMN_MASKS[CENTRE_ORDER[i]]
                     if mv:
-                        sc = popcount64(winning_cells(cur | mv, mask | mv))
+                        w = winning_cells(cur | mv, mask | mv)
+                        sc = 2 * popcount64(w & good) + popcount64(w & ~good)
                         j = n
                         while j > 0 and ws[d, _SCORES + j - 1] < sc:
                             ws[d, _MOVES + j] = ws[d, _MOVES + j - 1]
@@ -260,6 +268,20 @@ def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
                         ws[d, _MOVES + j] = mv
                         ws[d, _SCORES + j] = sc
                         n += 1
+                if d < ETC_PLIES:
+                    # enhanced transposition cutoff: a child already known to be bad enough for the opponent
+                    # proves the cutoff without searching any child
+                    for j in range(n):
+                        ck = opp + (mask | ws[d, _MOVES + j])
+                        e = tt[_tt_slot(ck, shift, size_mask)]
+                        if e != 0 and (e >> 12) == ck:
+                            v = _BOUND_OFFSET - (e & 63)  # minus the child's upper bound
+                            if v >= beta:
+                                _tt_store(tt, key, v, _NO_UPPER, counters, shift, size_mask)
+                                r = v
+                                settled = True
+                                break
+            if not settled:
                 ws[d, _CUR] = cur
                 ws[d, _MASK] = mask
                 ws[d, _ALPHA] = alpha
@@ -271,7 +293,7 @@ def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
             # ---- a child of frame d returned r (from its own view): update frame d
             v = -r
             if v >= ws[d, _BETA]:
-                _tt_store(tt, ws[d, _KEY], v, True, counters, shift, size_mask)
+                _tt_store(tt, ws[d, _KEY], v, _NO_UPPER, counters, shift, size_mask)
                 r = v
                 settled = True
             else:
@@ -286,7 +308,7 @@ def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
         j = ws[d, _J]
         if j == ws[d, _N]:  # every move failed low: alpha is an upper bound
             r = ws[d, _ALPHA]
-            _tt_store(tt, ws[d, _KEY], r, False, counters, shift, size_mask)
+            _tt_store(tt, ws[d, _KEY], _NO_LOWER, r, counters, shift, size_mask)
             if d == root:
                 return r
             d -= 1
@@ -302,11 +324,20 @@ def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
 
 
 @njit(cache=True)
-def _tt_store(tt, key, value, lower, counters, shift, size_mask) -> None:
+def _tt_store(tt, key, lower, upper, counters, shift, size_mask) -> None:
+    """Record ``lower <= score <= upper`` for ``key``, tightening the bounds already held for the same key."""
     i = _tt_slot(key, shift, size_mask)
-    if tt[i] == 0:
+    e = tt[i]
+    if e == 0:
         counters[1] += 1
-    tt[i] = (key << 8) | (value + _VALUE_OFFSET) | (_LOWER if lower else 0)
+    elif (e >> 12) == key:
+        old_lower = ((e >> 6) & 63) - _BOUND_OFFSET
+        old_upper = (e & 63) - _BOUND_OFFSET
+        if old_lower > lower:
+            lower = old_lower
+        if old_upper < upper:
+            upper = old_upper
+    tt[i] = (key << 12) | ((lower + _BOUND_OFFSET) << 6) | (upper + _BOUND_OFFSET)
 
 
 @njit(cache=True)

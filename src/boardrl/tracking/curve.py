@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -97,31 +97,3 @@ def read_tsv(path: Path) -> list[dict[str, Any]]:
                     "loss": float(v[5]), "games": int(v[6])})
     return out
 
-
-def figure(rows: Iterable[Sequence[Any]], title: str):
-    """A matplotlib figure: combined W/D/L against training games, one panel per opponent."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = [r for r in rows if r[2] == "combined"]
-    opponents = list(dict.fromkeys(r[1] for r in rows))
-    fig, axes = plt.subplots(1, max(1, len(opponents)), figsize=(4.2 * max(1, len(opponents)), 3.4),
-                             squeeze=False, sharey=True)
-    for ax, opp in zip(axes[0], opponents):
-        pts = sorted((r for r in rows if r[1] == opp), key=lambda r: r[0])
-        steps = [r[0] for r in pts]
-        for col, label, colour in ((3, "win", "tab:green"), (4, "draw", "tab:gray"), (5, "loss", "tab:red")):
-            ax.plot(steps, [float(r[col]) for r in pts], marker="o", ms=3, label=label, color=colour)
-        positive = [s for s in steps if s > 0]
-        ax.set_xscale("symlog", linthresh=min(positive) if positive else 1)
-        ax.set_title(f"vs {opp}", fontsize=10)
-        ax.set_xlabel("training games")
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("rate (both seats)")
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    return fig
