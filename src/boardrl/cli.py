@@ -40,7 +40,7 @@ class _OneLineErrors(TyperGroup):
         except BoardRLError as exc:
             _fail(str(exc))
         except typer.TyperException as exc:  # click usage errors: unknown option, missing argument, bad int
-            _fail(exc.format_message(), getattr(exc, "exit_code", EXIT_BAD_INPUT) or EXIT_BAD_INPUT)
+            _fail(exc.format_message())
         except typer.Abort:
             _fail("aborted", 1)
         except (KeyboardInterrupt, EOFError):

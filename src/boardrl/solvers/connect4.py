@@ -15,9 +15,11 @@ Search techniques (from their published descriptions):
 * only "non-losing" moves are searched: an opponent's playable winning cell must be blocked (two of them
   lose at once) and a cell directly under an opponent's winning cell is never played;
 * move order: moves that create the most winning cells first, ties broken centre-first;
-* a transposition table of packed ``key << 8 | bound`` int64 words (``key = current + mask`` identifies a
-  position uniquely), kept across calls so that a referee judging many related positions reuses its work;
-* the exact score by a sequence of null-window searches that bisect the score interval.
+* a transposition table holding both bounds per position under the full key ``current + mask`` (unique),
+  kept across calls so that a referee judging many related positions reuses its work, plus enhanced
+  transposition cutoffs (a child whose stored bound already refutes the parent ends the node unsearched);
+* the exact score by a sequence of null-window searches that bisect the score interval, the first one at 0
+  (the sign is what a referee needs most); the game value alone takes one search with the window (-1, 1).
 
 The precondition of the inner search is that the side to move cannot win at once; every entry point checks
 finished games and immediate wins first, so they never reach the search.
@@ -45,8 +47,6 @@ BOARD = BOTTOM * ((1 << HEIGHT) - 1)
 COLUMN_MASKS = np.array([((1 << HEIGHT) - 1) << (7 * c) for c in range(WIDTH)], dtype=np.int64)
 #: Columns searched centre-first: central columns take part in more lines of four.
 CENTRE_ORDER = np.array([3, 2, 4, 1, 5, 0, 6], dtype=np.int64)
-ODD_ROWS = BOTTOM * 0b010101  # rows 1, 3, 5 counted from 1: threats there suit the first player
-EVEN_ROWS = BOTTOM * 0b101010
 ETC_PLIES = 30  # enhanced transposition cutoffs are tried at nodes with fewer stones (deep subtrees)
 MAX_SCORE = 22  # above any reachable score (the fastest win, with the 4th stone, scores 18)
 
@@ -168,17 +168,48 @@ def move_bit(mask: int, col: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- transposition table
-# The table has 2**k int64 slots; a slot holds ``key << 12 | (lower + 32) << 6 | (upper + 32)``: both bounds
-# known for the position (null-window re-searches need each kind) and the full key, so a probe never takes
-# another position's bounds.  Keys are below 2**49 (7 bits per column) so the word fits; 0 means empty (a
-# stored upper bound is at least -21, never encoded as 0).  The slot of a key is the top k bits of
-# key * odd constant (Fibonacci hashing): cheap, and it spreads the very regular keys.
+# A slot holds ``key << 12 | (lower + 32) << 6 | (upper + 32)``: both bounds known for the position (the
+# null-window re-searches need each kind) under the full key, so a probe never takes another position's bounds.
+# Keys are below 2**49 (7 bits per column, no carries) so the word fits; 0 means empty (a stored upper bound is
+# at least -21, never encoded as 0).  The slot of a key is the top k bits of key * odd constant (Fibonacci
+# hashing): cheap, and it spreads the very regular keys.  Replacement: always the newest.
+#
+# The table array has room for 2**max slots but only the first 2**k are in use; k starts small so that short
+# searches stay in the CPU caches (a cold 64 MiB table costs a memory miss per node), and grows by 4x, entries
+# rehashed, whenever half of the slots in use are filled.  ``counters`` = [nodes, slots filled, k, max].
 _HASH_MUL = 0x9E3779B97F4A7C15 - (1 << 64)  # the 64-bit golden-ratio constant, as a signed int64
+_NODES, _FILLED, _LOG2, _MAX_LOG2 = 0, 1, 2, 3
 
 
 @njit(cache=True)
 def _tt_slot(key: int, shift: int, size_mask: int) -> int:
     return ((key * _HASH_MUL) >> shift) & size_mask
+
+
+@njit(cache=True)
+def _grow_threshold(counters: np.ndarray) -> int:
+    """Filled-slot count that triggers growth; never reached once the table is at its maximum size."""
+    if counters[_LOG2] >= counters[_MAX_LOG2]:
+        return 1 << 62
+    return 1 << (counters[_LOG2] - 1)
+
+
+@njit(cache=True)
+def _grow(tt: np.ndarray, counters: np.ndarray) -> None:
+    """Use 4x as many slots (at most all of ``tt``) and rehash the stored entries into them."""
+    old = tt[: 1 << counters[_LOG2]].copy()
+    tt[: old.shape[0]] = 0
+    counters[_LOG2] = min(counters[_LOG2] + 2, counters[_MAX_LOG2])
+    size_mask = (1 << counters[_LOG2]) - 1
+    shift = 64 - counters[_LOG2]
+    filled = 0
+    for e in old:
+        if e != 0:
+            i = _tt_slot(e >> 12, shift, size_mask)
+            if tt[i] == 0:
+                filled += 1
+            tt[i] = e
+    counters[_FILLED] = filled
 
 
 # frame columns of the search workspace ``ws`` (one row per ply): sorted moves, their ordering scores, state
@@ -199,10 +230,11 @@ def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
 
     Written as a loop over an explicit stack (rows of ``ws`` indexed by ply) rather than recursion: numba
     passes every array argument of a call as a struct with reference counting, which costs more than a node.
-    ``counters[0]`` counts nodes, ``counters[1]`` the table slots in use.
+    ``counters`` holds the node count and the table's state (see the transposition table notes above).
     """
-    size_mask = tt.shape[0] - 1
-    shift = 64 - popcount64(size_mask)
+    size_mask = (1 << counters[_LOG2]) - 1
+    shift = 64 - counters[_LOG2]
+    grow_at = _grow_threshold(counters)
     root = plies
     d = plies
     r = 0
@@ -211,8 +243,13 @@ def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
     while True:
         if entering:
             # ---- a new node: settle it without search when possible, else set up its frame
-            counters[0] += 1
+            counters[_NODES] += 1
             entering = False
+            if counters[_FILLED] > grow_at:  # the table in use is getting full: spread it over 4x the slots
+                _grow(tt, counters)
+                size_mask = (1 << counters[_LOG2]) - 1
+                shift = 64 - counters[_LOG2]
+                grow_at = _grow_threshold(counters)
             settled = True
             nxt = non_losing_moves(cur, mask)
             if nxt == 0:  # the opponent wins with its next stone
@@ -252,14 +289,12 @@ def search(cur, mask, plies, alpha, beta, tt, ws, counters) -> int:
                     mv = rest & -rest
                     rest ^= mv
                     _prefetch(tt, _tt_slot(opp + (mask | mv), shift, size_mask))
-                good = ODD_ROWS if d % 2 == 0 else EVEN_ROWS
                 # order the moves: most new winning cells first; insertion keeps centre-first among equals
                 n = 0
                 for i in range(WIDTH):
                     mv = nxt & COLUMN_MASKS[CENTRE_ORDER[i]]
                     if mv:
-                        w = winning_cells(cur | mv, mask | mv)
-                        sc = 2 * popcount64(w & good) + popcount64(w & ~good)
+                        sc = popcount64(winning_cells(cur | mv, mask | mv))
                         j = n
                         while j > 0 and ws[d, _SCORES + j - 1] < sc:
                             ws[d, _MOVES + j] = ws[d, _MOVES + j - 1]
@@ -329,7 +364,7 @@ def _tt_store(tt, key, lower, upper, counters, shift, size_mask) -> None:
     i = _tt_slot(key, shift, size_mask)
     e = tt[i]
     if e == 0:
-        counters[1] += 1
+        counters[_FILLED] += 1
     elif (e >> 12) == key:
         old_lower = ((e >> 6) & 63) - _BOUND_OFFSET
         old_upper = (e & 63) - _BOUND_OFFSET
@@ -457,45 +492,61 @@ def _sign(x: int) -> int:
 class Connect4Solver:
     """Owns the transposition table and scratch buffers; every public call goes through here.
 
-    ``tt_log2`` sets the table size (2**tt_log2 int64 words: 23 -> 64 MiB).  The table is allocated on first
-    use, kept between calls (positions of one game share most of their subtrees) and cleared when more than
-    ``max_fill`` of its slots are in use or when ``clear()`` is called.
+    ``tt_log2`` caps the table at 2**tt_log2 int64 slots (23 -> 64 MiB); it starts at 2**start_log2 slots and
+    grows as searches fill it (see the transposition table notes).  Entries are kept between calls (positions
+    of one game share most of their subtrees); once the full-size table has more than ``max_fill`` of its
+    slots in use it is cleared before the next query, and ``clear()`` empties it (and shrinks it) on demand.
     """
 
-    def __init__(self, tt_log2: int = 23, max_fill: float = 0.9) -> None:
+    def __init__(self, tt_log2: int = 23, start_log2: int = 20, max_fill: float = 0.9) -> None:
         if not 10 <= tt_log2 <= 30:
             raise BoardRLError(f"connect4 solver: tt_log2={tt_log2} is out of range; choose 10..30")
         self.tt_size = 1 << tt_log2
+        self.start_log2 = min(start_log2, tt_log2)
         self.max_fill = max_fill
         self._tt: np.ndarray | None = None
         self._ws = new_workspace()
-        self._counters = np.zeros(2, dtype=np.int64)  # [nodes, TT slots in use]
+        self._counters = np.array([0, 0, self.start_log2, tt_log2], dtype=np.int64)
         self.nodes = 0  # nodes searched since creation (or reset_nodes)
+
+    def __getstate__(self) -> dict:
+        """Pickle without the table (up to GiBs; worker processes rebuild their own as they search)."""
+        state = self.__dict__.copy()
+        state["_tt"] = None
+        state["_counters"] = np.array([0, 0, self.start_log2, self._counters[_MAX_LOG2]], dtype=np.int64)
+        return state
 
     # ---- table management
     def clear(self) -> None:
-        """Forget every stored bound (e.g. to time searches from a cold start)."""
+        """Forget every stored bound and go back to the small starting table (e.g. to time cold searches)."""
         if self._tt is not None:
-            self._tt.fill(0)
-        self._counters[1] = 0
+            self._tt[: 1 << int(self._counters[_LOG2])] = 0
+        self._counters[_FILLED] = 0
+        self._counters[_LOG2] = self.start_log2
 
     def reset_nodes(self) -> None:
         self.nodes = 0
 
     @property
+    def tt_slots(self) -> int:
+        """Number of table slots in use now (grows from 2**start_log2 up to ``tt_size``)."""
+        return 1 << int(self._counters[_LOG2])
+
+    @property
     def tt_fill(self) -> float:
-        return float(self._counters[1]) / self.tt_size
+        """Share of the slots in use that hold an entry."""
+        return float(self._counters[_FILLED]) / self.tt_slots
 
     def _prepare(self) -> np.ndarray:
         if self._tt is None:
-            self._tt = np.zeros(self.tt_size, dtype=np.int64)
-        elif self._counters[1] > self.max_fill * self.tt_size:
+            self._tt = np.zeros(self.tt_size, dtype=np.int64)  # pages are only touched as slots come in use
+        elif self._counters[_LOG2] == self._counters[_MAX_LOG2] and self.tt_fill > self.max_fill:
             self.clear()
-        self._counters[0] = 0
+        self._counters[_NODES] = 0
         return self._tt
 
     def _finish(self) -> None:
-        self.nodes += int(self._counters[0])
+        self.nodes += int(self._counters[_NODES])
 
     # ---- queries on raw bitboards (checked)
     def score(self, cur: int, mask: int, plies: int) -> int:
