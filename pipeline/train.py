@@ -11,6 +11,7 @@ One MLflow run per execution: params, curve metrics with step = games played, th
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -89,8 +90,6 @@ def run(params: Params, game_id: str, agent_name: str) -> dict[str, Any]:
     phash = params_hash(sl)
     progress = curves.CurveProgress(p["checkpoint"], phash)
     if not progress.load() and p["checkpoint"].exists():
-        import shutil
-
         shutil.rmtree(p["checkpoint"])  # another run's checkpoint: its curve rows are gone, so train afresh
     for d in (p["model_root"], p["results"]):
         remove_stale_temporaries(d)
