@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from paths import UCI_Z as VENDORED_UCI_Z
+
 from boardrl.games import make_game
 from boardrl.games.connect4 import Connect4State, mirror_state
 from boardrl.evaluate.uci_positions import (
@@ -24,10 +26,8 @@ from boardrl.evaluate.uci_positions import (
     regenerate_uci_positions,
 )
 
-# The verified shared copy next to the repository; BOARDRL_UCI_Z points elsewhere (e.g. a vendored copy).
-UCI_Z = Path(
-    os.environ.get("BOARDRL_UCI_Z", Path(__file__).resolve().parents[3] / "shared" / "data" / "uci" / "connect-4.data.Z")
-)
+# The vendored copy of the published file (tests/paths.py); BOARDRL_UCI_Z points elsewhere.
+UCI_Z = Path(os.environ.get("BOARDRL_UCI_Z", VENDORED_UCI_Z))
 DATA_SHA256 = "063152e6eadbb424c7ef4645df76e493a43812edd9c992400983da4fa54f8cba"  # shared/data/uci/README.md
 c4 = make_game("connect4")
 
@@ -35,7 +35,7 @@ c4 = make_game("connect4")
 @pytest.fixture(scope="module")
 def uci_text() -> str:
     if not UCI_Z.is_file():
-        pytest.fail(f"the shared UCI copy is missing: {UCI_Z}")
+        pytest.fail(f"the UCI copy is missing: {UCI_Z}")
     text = read_uci_text(UCI_Z)  # the .Z path: decoded with unlzw3 to the exact published bytes
     assert hashlib.sha256(text.encode("ascii")).hexdigest() == DATA_SHA256
     return text

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from paths import UCI_Z
 import unlzw3
 from numba import njit
 
@@ -18,7 +20,7 @@ from boardrl.solvers.connect4 import (
     position_from_columns,
 )
 
-UCI_FILE = "/work/shared/data/uci/connect-4.data.Z"
+UCI_FILE = UCI_Z  # the vendored copy of the published file
 UCI_SAMPLE = 40  # 8-ply positions take 0.2-0.4 s each for the value alone (measured): 8-16 s
 
 
