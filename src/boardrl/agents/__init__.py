@@ -52,7 +52,9 @@ def _dots(game: Game) -> bool:
     return game.game_id.startswith("dots_and_boxes_")
 
 
-MAX_REFEREE_EDGES = 24  # the Dots and Boxes retrograde referee's limit (3x3 boxes, 2x4, 1x7)
+#: The Dots and Boxes retrograde referee's limit (3x3 boxes, 2x4, 1x7): ``solvers.dots_and_boxes.MAX_REFEREE_EDGES``,
+#: repeated rather than imported so that listing agents loads no solver module.
+MAX_REFEREE_EDGES = 24
 
 
 def _has_referee(game: Game) -> bool:
@@ -87,8 +89,11 @@ class AgentEntry:
 _A = "boardrl.agents."
 _TACTICAL = "tictactoe, connect4, conniption"
 _PERFECT = "tictactoe, connect4, dots_and_boxes up to 24 edges (3x3, 2x4, 1x7)"
-#: seed 004's minimax players: registry name -> evaluation of ``ConniptionAI``
-_CONNIPTION_AI = {"conniption_random": "random", "sols": "sols", "cells": "cells", "hybrid": "hybrid", "flip": "flip"}
+#: seed 004's minimax players: registry name -> evaluation of ``ConniptionAI``.  The one copy of these names:
+#: ``agents/conniption.py`` reads them from here (importing that module here would defeat the lazy imports).
+CONNIPTION_AI_AGENTS = {
+    "conniption_random": "random", "sols": "sols", "cells": "cells", "hybrid": "hybrid", "flip": "flip"
+}
 
 ENTRIES: tuple[AgentEntry, ...] = (
     AgentEntry("random", _A + "base", "RandomAgent", _any, "every game"),
@@ -105,7 +110,7 @@ ENTRIES: tuple[AgentEntry, ...] = (
     AgentEntry("advanced", _A + "dots_and_boxes", "AdvancedAgent", _dots, "dots_and_boxes_RxC"),
     *(
         AgentEntry(name, _A + "conniption", "ConniptionAI", _ids("conniption"), "conniption", fixed={"evaluation": key})
-        for name, key in _CONNIPTION_AI.items()
+        for name, key in CONNIPTION_AI_AGENTS.items()
     ),
 )
 

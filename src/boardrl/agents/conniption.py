@@ -34,7 +34,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from boardrl.agents import CONNIPTION_AI_AGENTS
 from boardrl.agents.base import Agent
+from boardrl.agents.heuristics import C4_WINDOWS, line_score
 from boardrl.games.base import BoardRLError, Game
 from boardrl.games.conniption import (
     COLS,
@@ -52,8 +54,8 @@ from boardrl.games.conniption import (
 EVALUATIONS = ("random", "sols", "cells", "hybrid", "flip")
 _CODE = {name: i for i, name in enumerate(EVALUATIONS)}
 RANDOM_EVAL, SOLS_EVAL, CELLS_EVAL, HYBRID_EVAL, FLIP_EVAL = range(5)
-#: Agent names (as the match runner and CLI know them) of the seed's five benchmark AIs.
-AGENT_NAMES = {"random": "conniption_random", "sols": "sols", "cells": "cells", "hybrid": "hybrid", "flip": "flip"}
+#: Agent names (as the match runner and CLI know them) of the seed's five benchmark AIs: evaluation -> name.
+AGENT_NAMES = {evaluation: name for name, evaluation in CONNIPTION_AI_AGENTS.items()}
 SOLS_WEIGHTS = np.array([0, 1, 4, 16, 1024], dtype=np.int64)
 FLIP_PENALTY = 10
 INF = 1 << 60
@@ -61,19 +63,9 @@ INF = 1 << 60
 SEARCH_ORDER = np.array([NONE, FLIP, 3, 2, 4, 1, 5, 0, 6], dtype=np.int64)
 
 
-def _windows() -> np.ndarray:
-    """The 69 windows of four cells (bitboards in the game's 7-bit-per-column layout)."""
-    out = []
-    for c in range(COLS):
-        for r in range(ROWS):
-            for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
-                cells = [(c + k * dc, r + k * dr) for k in range(4)]
-                if all(0 <= cc < COLS and 0 <= rr < ROWS for cc, rr in cells):
-                    out.append(sum(1 << (7 * cc + rr) for cc, rr in cells))
-    return np.array(out, dtype=np.int64)
-
-
-WINDOWS = _windows()
+#: The 69 windows of four cells.  Conniption's board uses Connect 4's layout (bit ``7*col + row``), so these are
+#: the windows of seed 002's Connect 4 heuristic (their order does not matter: every use sums over them).
+WINDOWS = C4_WINDOWS
 
 
 def _cell_weights() -> np.ndarray:
@@ -104,27 +96,9 @@ COLUMN_SUMS = _column_sums()
 
 # ---------------------------------------------------------------------------------------------- evaluation
 @njit(cache=True)
-def _bits4(x: int) -> int:
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
-
-
-@njit(cache=True)
 def sols_score(p0: int, mask: int) -> int:
     """Seed's Sols evaluation (player 0's windows minus player 1's)."""
-    p1 = mask ^ p0
-    v = 0
-    for w in WINDOWS:
-        a = _bits4(p0 & w)
-        b = _bits4(p1 & w)
-        if a and not b:
-            v += SOLS_WEIGHTS[a]
-        elif b and not a:
-            v -= SOLS_WEIGHTS[b]
-    return v
+    return line_score(p0, mask ^ p0, WINDOWS, SOLS_WEIGHTS)
 
 
 @njit(cache=True)
@@ -275,33 +249,25 @@ class ConniptionAI(Agent):
 
 # ---------------------------------------------------------------------------------------------- tactical
 @njit(cache=True)
-def can_win_this_turn(p0, mask, stage, f0, f1, lf, player, status, me, seed_rule) -> bool:
-    """True when ``me`` (to move, or the game already over) has stage-moves that win before the turn ends."""
+def turn_reaches(p0, mask, stage, f0, f1, lf, player, status, me, seed_rule, safe) -> bool:
+    """Whether ``me`` (to move, or the game already over) has stage-moves to the end of this turn that win
+    (``safe`` false), or (``safe`` true) that neither lose nor leave the opponent a win in their next turn.
+
+    One recursion for both questions: at the end of ``me``'s turn a safe line asks the win question for the
+    opponent.  ``safe`` is always passed as ``np.bool_(...)`` or a variable, never a bare ``True``/``False``: a
+    literal would compile a second signature of this recursive kernel (numba #6713, see ``root_values``).
+    """
     if status != RUNNING:
-        return status == me
-    if player != me:
-        return False
+        return status != 1 - me if safe else status == me
+    if player != me:  # ``me``'s turn is over: safe when the opponent cannot win in theirs
+        return safe and not turn_reaches(
+            p0, mask, stage, f0, f1, lf, player, status, player, seed_rule, np.bool_(False)
+        )
     bits = legal_bits(p0, mask, stage, f0, f1, lf, player, status)
     for a in range(NUM_ACTIONS):
         if (bits >> a) & 1:
             t = apply(p0, mask, stage, f0, f1, lf, player, status, a, seed_rule)
-            if can_win_this_turn(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], me, seed_rule):
-                return True
-    return False
-
-
-@njit(cache=True)
-def can_end_turn_safely(p0, mask, stage, f0, f1, lf, player, status, me, seed_rule) -> bool:
-    """True when ``me`` can finish this turn without losing and leave the opponent no win in their next turn."""
-    if status != RUNNING:
-        return status != 1 - me
-    if player != me:
-        return not can_win_this_turn(p0, mask, stage, f0, f1, lf, player, status, player, seed_rule)
-    bits = legal_bits(p0, mask, stage, f0, f1, lf, player, status)
-    for a in range(NUM_ACTIONS):
-        if (bits >> a) & 1:
-            t = apply(p0, mask, stage, f0, f1, lf, player, status, a, seed_rule)
-            if can_end_turn_safely(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], me, seed_rule):
+            if turn_reaches(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], me, seed_rule, safe):
                 return True
     return False
 
@@ -315,9 +281,9 @@ def tactical_classes(p0, mask, stage, f0, f1, lf, player, status, seed_rule):
     for a in range(NUM_ACTIONS):
         if (bits >> a) & 1:
             t = apply(p0, mask, stage, f0, f1, lf, player, status, a, seed_rule)
-            if can_win_this_turn(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], player, seed_rule):
+            if turn_reaches(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], player, seed_rule, np.bool_(False)):
                 wins |= 1 << a
-            elif can_end_turn_safely(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], player, seed_rule):
+            elif turn_reaches(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], player, seed_rule, np.bool_(True)):
                 safe |= 1 << a
     return wins, safe, bits
 

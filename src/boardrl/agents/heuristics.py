@@ -9,7 +9,8 @@ mixed or empty line is worth 0.  The two games use different exponents in the se
 * Connect 4: ``10^n`` (10, 100, 1000, and 10^4 for a completed four).
 
 Both are antisymmetric (``score(own, opp) == -score(opp, own)``), which is what lets a negamax search evaluate
-from the side to move and still reproduce the seed's "always from the root player" MaxMin exactly.
+from the side to move and still reproduce the seed's "always from the root player" MaxMin exactly.  One kernel,
+``line_score``, computes both (and Conniption's Sols evaluation: the same rule with other weights).
 
 The kernels take plain bitboards so that the alpha-beta and MCTS kernels can call them inside numba.  The
 Python-level evaluations have the signature ``evaluate(game, state, player) -> float`` and are looked up by name
@@ -25,30 +26,44 @@ from numba import njit
 
 from boardrl.games._kernels import popcount
 from boardrl.games.base import BoardRLError, Game
+from boardrl.games.tictactoe import LINES as TTT_LINES  # the 8 lines of three
 
 #: ``evaluate(game, state, player)``: a score of ``state`` from ``player``'s point of view (higher = better).
 Evaluation = Callable[[Game, Any, int], float]
 
+
+# ---------------------------------------------------------------------------------------------- lines
+@njit(cache=True)
+def line_score(own: int, opp: int, lines: np.ndarray, values: np.ndarray) -> int:
+    """Sum over ``lines`` (bitboards): ``values[n]`` for a line holding n > 0 pieces of ``own`` and none of
+    ``opp``, minus ``values[n]`` for the reverse, 0 for a mixed or empty line (``values[0]`` must be 0)."""
+    score = 0
+    for line in lines:
+        a = popcount(own & line)
+        b = popcount(opp & line)
+        if b == 0:
+            score += values[a]
+        elif a == 0:
+            score -= values[b]
+    return score
+
+
 # ---------------------------------------------------------------------------------------------- tic-tac-toe
-TTT_LINES = np.array(
-    [0b000000111, 0b000111000, 0b111000000, 0b001001001, 0b010010010, 0b100100100, 0b100010001, 0b001010100],
-    dtype=np.int64,
-)
 TTT_LINE_VALUES = np.array([0, 1, 10, 100], dtype=np.int64)  # seed 002 code: 10^(n-1) for n pieces
+
+
+@njit(cache=True)
+def ttt_sides(x: int, o: int) -> tuple[int, int]:
+    """(stones of the player to move, stones of the opponent): X moves when both have as many stones."""
+    if popcount(x) == popcount(o):
+        return x, o
+    return o, x
 
 
 @njit(cache=True)
 def ttt_line_score(own: int, opp: int) -> int:
     """Seed 002's tic-tac-toe heuristic for the owner of ``own`` (9-bit masks, bit i = cell i)."""
-    score = 0
-    for line in TTT_LINES:
-        a = popcount(own & line)
-        b = popcount(opp & line)
-        if a > 0 and b == 0:
-            score += TTT_LINE_VALUES[a]
-        elif b > 0 and a == 0:
-            score -= TTT_LINE_VALUES[b]
-    return score
+    return line_score(own, opp, TTT_LINES, TTT_LINE_VALUES)
 
 
 # ---------------------------------------------------------------------------------------------- Connect 4
@@ -81,15 +96,7 @@ C4_WINDOW_VALUES = np.array([0, 10, 100, 1000, 10000], dtype=np.int64)  # seed 0
 @njit(cache=True)
 def c4_line_score(own: int, opp: int) -> int:
     """Seed 002's Connect 4 heuristic for the owner of ``own`` (Tromp bitboards)."""
-    score = 0
-    for w in C4_WINDOWS:
-        a = popcount(own & w)
-        b = popcount(opp & w)
-        if b == 0:
-            score += C4_WINDOW_VALUES[a]
-        elif a == 0:
-            score -= C4_WINDOW_VALUES[b]
-    return score
+    return line_score(own, opp, C4_WINDOWS, C4_WINDOW_VALUES)
 
 
 # ---------------------------------------------------------------------------------------------- by name

@@ -12,10 +12,10 @@ is backed up with its exact result instead of a rollout, search stops once the r
 root plays a proven-best child.
 
 Why this layout: the tree lives in flat numpy arrays (node table, per-action child table, wins, states) and its
-walk, expansion, backup and proving are numba kernels shared by all games.  Every game here (tic-tac-toe,
-Connect 4, Dots and Boxes, Conniption) has a whole-search kernel, tree and rollouts compiled together on the
-game's own rule kernels (about a millisecond per 1,000 simulations); any other Game, or ``kernel=False``, drives
-the same tree kernels from Python and rolls out through the Game interface.  Randomness comes from one seed
+walk, expansion, backup and proving are numba kernels shared by all games.  One search loop (``uct_search``)
+drives them; every game here (tic-tac-toe, Connect 4, Dots and Boxes, Conniption) plugs its own rule kernels into
+it as compiled functions (about a millisecond per 1,000 simulations); any other Game, or ``kernel=False``, runs
+the same loop in Python with plug-ins that go through the Game interface.  Randomness comes from one seed
 drawn from the caller's Generator, expanded by a splitmix64 stream inside the kernels, so a search is
 deterministic given the rng, and both paths consume that stream identically: the tests check that they build
 the same tree on every game.
@@ -27,7 +27,7 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from boardrl.agents.base import Agent
 from boardrl.agents.simple import c4_tactical, nth_set_bit, ttt_tactical
@@ -211,200 +211,190 @@ def tree_best_action(info: np.ndarray, wins: np.ndarray, children: np.ndarray, s
     return best
 
 
-# ---------------------------------------------------------------------------------------------- tic-tac-toe
+# ---------------------------------------------------------------------------------------------- the search loop
+# A game plugs into the loop with three kernels over the int64 state rows of the tree (``states[i]`` = node i):
+#   facts(states, node, arg, aux) -> (player to move, legal-action bits, PROVEN value) of node ``node``
+#   step(states, parent, child, action, arg, aux): write into ``states[child]`` the state after ``action``
+#   rollout(states, node, kind, rs, arg, aux) -> result for player 0 of a playout from node ``node``
+# ``arg`` and ``aux`` carry what a game's rules need besides the row (Dots and Boxes: the full edge set and the
+# edge-box masks; Conniption: the draw rule).  The kernels are passed as numba first-class functions of one fixed
+# signature, so the loop compiles once and is cached: a plain dispatcher argument would be part of the cache
+# key by its address, and every process would compile the loop again.
+_ROWS = types.int64[:, ::1]
+_AUX = types.int64[:, ::1]
+FACTS = types.FunctionType(types.UniTuple(types.int64, 3)(_ROWS, types.int64, types.int64, _AUX))
+STEP = types.FunctionType(types.void(_ROWS, types.int64, types.int64, types.int64, types.int64, _AUX))
+ROLLOUT = types.FunctionType(types.float64(_ROWS, types.int64, types.int64, types.uint64[::1], types.int64, _AUX))
+NO_AUX = np.zeros((0, 0), dtype=np.int64)
+
+
+@njit(
+    types.int64(
+        types.int64[:, ::1], types.float64[::1], types.int64[:, ::1], _ROWS, types.int64, types.float64,
+        types.boolean, types.int64, types.uint64[::1], FACTS, STEP, ROLLOUT, types.int64, _AUX,
+    ),
+    cache=True,
+)
+def uct_search(info, wins, children, states, sims, c, solver, kind, rs, facts, step, rollout, arg, aux):
+    """Whole UCT search from ``states[0]`` with a game's plug-in kernels (above); returns the chosen action.
+
+    The Python path runs this same loop (``uct_search.py_func``) with Python versions of the three kernels.
+    """
+    to_move, legal, proven = facts(states, 0, arg, aux)
+    tree_root(info, to_move, legal, proven)
+    n = 1
+    for _ in range(sims):
+        if solver and info[0, PROVEN] != UNKNOWN:
+            break
+        node = tree_select(info, wins, children, c, solver)
+        if info[node, PROVEN] == UNKNOWN:
+            a = tree_pick_untried(info, node, rs)
+            step(states, node, n, a, arg, aux)
+            to_move, legal, proven = facts(states, n, arg, aux)
+            node = tree_add(info, children, node, a, n, to_move, legal, proven)
+            n += 1
+        if info[node, PROVEN] != UNKNOWN:
+            r0 = proven_reward(info[node, PROVEN])
+        else:
+            r0 = rollout(states, node, kind, rs, arg, aux)
+        tree_backup(info, wins, children, node, r0, solver)
+    return tree_best_action(info, wins, children, solver)
+
+
 @njit(cache=True)
 def status_proven(s: int) -> int:
     """PROVEN value of a game status (-1 on, 0 / 1 = that player won, 2 = draw; the kernels' convention)."""
     return UNKNOWN if s == -1 else (1 if s == 0 else (-1 if s == 1 else 0))
 
 
+# ---------------------------------------------------------------------------------------------- tic-tac-toe
 @njit(cache=True)
-def _ttt_mover(x: int, o: int) -> int:
-    """Player to move (0 = X) from the stone counts."""
-    return 0 if popcount(x) == popcount(o) else 1
+def ttt_facts(states, node, arg, aux):
+    """(player to move, legal cells, PROVEN) of the row (x, o); X moves when the stone counts are equal."""
+    x, o = states[node, 0], states[node, 1]
+    return 0 if popcount(x) == popcount(o) else 1, ttt_legal_bits(x, o), status_proven(ttt_status(x, o))
 
 
 @njit(cache=True)
-def ttt_rollout(x: int, o: int, kind: int, rs: np.ndarray) -> float:
+def ttt_step(states, parent, child, a, arg, aux):
+    states[child, 0], states[child, 1] = ttt_apply(states[parent, 0], states[parent, 1], a)
+
+
+@njit(cache=True)
+def ttt_rollout(states, node, kind, rs, arg, aux):
     """Play to the end (random, or tactical when ``kind`` == 1); result for player 0."""
+    x, o = states[node, 0], states[node, 1]
     s = ttt_status(x, o)
     while s == -1:
         u = next_uniform(rs)
         a = nth_set_bit(ttt_legal_bits(x, o), u) if kind == 0 else ttt_tactical(x, o, u)
         x, o = ttt_apply(x, o, a)
         s = ttt_status(x, o)
-    return 1.0 if s == 0 else (0.0 if s == 1 else 0.5)
-
-
-@njit(cache=True)
-def ttt_search(
-    info: np.ndarray, wins: np.ndarray, children: np.ndarray, states: np.ndarray,
-    sims: int, c: float, solver: bool, kind: int, rs: np.ndarray,
-) -> int:
-    """Whole UCT search from ``states[0]`` (x, o); returns the chosen action."""
-    x, o = states[0, 0], states[0, 1]
-    tree_root(info, _ttt_mover(x, o), ttt_legal_bits(x, o), status_proven(ttt_status(x, o)))
-    n = 1
-    for _ in range(sims):
-        if solver and info[0, PROVEN] != UNKNOWN:
-            break
-        node = tree_select(info, wins, children, c, solver)
-        if info[node, PROVEN] == UNKNOWN:
-            a = tree_pick_untried(info, node, rs)
-            x, o = ttt_apply(states[node, 0], states[node, 1], a)
-            states[n, 0], states[n, 1] = x, o
-            node = tree_add(info, children, node, a, n, _ttt_mover(x, o), ttt_legal_bits(x, o),
-                            status_proven(ttt_status(x, o)))
-            n += 1
-        if info[node, PROVEN] != UNKNOWN:
-            r0 = proven_reward(info[node, PROVEN])
-        else:
-            r0 = ttt_rollout(states[node, 0], states[node, 1], kind, rs)
-        tree_backup(info, wins, children, node, r0, solver)
-    return tree_best_action(info, wins, children, solver)
+    return proven_reward(status_proven(s))
 
 
 # ---------------------------------------------------------------------------------------------- Connect 4
 @njit(cache=True)
-def c4_rollout(cur: int, mask: int, plies: int, kind: int, rs: np.ndarray) -> float:
+def c4_facts(states, node, arg, aux):
+    """(player to move, legal columns, PROVEN) of the row (current, mask, plies)."""
+    cur, mask, plies = states[node, 0], states[node, 1], states[node, 2]
+    return plies & 1, c4_legal_columns(cur, mask, plies), status_proven(c4_status(cur, mask, plies))
+
+
+@njit(cache=True)
+def c4_step(states, parent, child, a, arg, aux):
+    cur, mask, plies = c4_apply(states[parent, 0], states[parent, 1], states[parent, 2], a)
+    states[child, 0], states[child, 1], states[child, 2] = cur, mask, plies
+
+
+@njit(cache=True)
+def c4_rollout(states, node, kind, rs, arg, aux):
     """Play to the end (random, or tactical when ``kind`` == 1); result for player 0."""
+    cur, mask, plies = states[node, 0], states[node, 1], states[node, 2]
     s = c4_status(cur, mask, plies)
     while s == -1:
         u = next_uniform(rs)
         a = nth_set_bit(c4_legal_columns(cur, mask, plies), u) if kind == 0 else c4_tactical(cur, mask, plies, u)
         cur, mask, plies = c4_apply(cur, mask, plies, a)
         s = c4_status(cur, mask, plies)
-    return 1.0 if s == 0 else (0.0 if s == 1 else 0.5)
-
-
-@njit(cache=True)
-def c4_search(
-    info: np.ndarray, wins: np.ndarray, children: np.ndarray, states: np.ndarray,
-    sims: int, c: float, solver: bool, kind: int, rs: np.ndarray,
-) -> int:
-    """Whole UCT search from ``states[0]`` (current, mask, plies); returns the chosen column."""
-    cur, mask, plies = states[0, 0], states[0, 1], states[0, 2]
-    tree_root(info, plies & 1, c4_legal_columns(cur, mask, plies), status_proven(c4_status(cur, mask, plies)))
-    n = 1
-    for _ in range(sims):
-        if solver and info[0, PROVEN] != UNKNOWN:
-            break
-        node = tree_select(info, wins, children, c, solver)
-        if info[node, PROVEN] == UNKNOWN:
-            a = tree_pick_untried(info, node, rs)
-            cur, mask, plies = c4_apply(states[node, 0], states[node, 1], states[node, 2], a)
-            states[n, 0], states[n, 1], states[n, 2] = cur, mask, plies
-            node = tree_add(info, children, node, a, n, plies & 1, c4_legal_columns(cur, mask, plies),
-                            status_proven(c4_status(cur, mask, plies)))
-            n += 1
-        if info[node, PROVEN] != UNKNOWN:
-            r0 = proven_reward(info[node, PROVEN])
-        else:
-            r0 = c4_rollout(states[node, 0], states[node, 1], states[node, 2], kind, rs)
-        tree_backup(info, wins, children, node, r0, solver)
-    return tree_best_action(info, wins, children, solver)
+    return proven_reward(status_proven(s))
 
 
 # ---------------------------------------------------------------------------------------------- Dots and Boxes
+# arg = the full edge set, aux = the edge-box masks of the board
 @njit(cache=True)
 def _dab_result(s0: int, s1: int) -> int:
     return 1 if s0 > s1 else (-1 if s1 > s0 else 0)
 
 
 @njit(cache=True)
-def dab_rollout(edges: int, to_move: int, s0: int, s1: int, full: int, ebm: np.ndarray, rs: np.ndarray) -> float:
+def dab_facts(states, node, full, ebm):
+    """(player to move, undrawn edges, PROVEN) of the row (edges, to_move, score0, score1)."""
+    e = states[node, 0]
+    return states[node, 1], full & ~e, UNKNOWN if e != full else _dab_result(states[node, 2], states[node, 3])
+
+
+@njit(cache=True)
+def dab_step(states, parent, child, a, full, ebm):
+    r = states[parent]
+    states[child, 0], states[child, 1], states[child, 2], states[child, 3] = dab_apply(r[0], r[1], r[2], r[3], a, ebm)
+
+
+@njit(cache=True)
+def dab_rollout(states, node, kind, rs, full, ebm):
     """Random edges to the end; result for player 0."""
+    edges, to_move, s0, s1 = states[node, 0], states[node, 1], states[node, 2], states[node, 3]
     while edges != full:
         a = nth_set_bit(full & ~edges, next_uniform(rs))
         edges, to_move, s0, s1 = dab_apply(edges, to_move, s0, s1, a, ebm)
     return proven_reward(_dab_result(s0, s1))
 
 
-@njit(cache=True)
-def dab_search(
-    info: np.ndarray, wins: np.ndarray, children: np.ndarray, states: np.ndarray,
-    sims: int, c: float, solver: bool, kind: int, rs: np.ndarray, full: int, ebm: np.ndarray,
-) -> int:
-    """Whole UCT search from ``states[0]`` (edges, to_move, score0, score1); returns the chosen edge."""
-    e, t = states[0, 0], states[0, 1]
-    tree_root(info, t, full & ~e, UNKNOWN if e != full else _dab_result(states[0, 2], states[0, 3]))
-    n = 1
-    for _ in range(sims):
-        if solver and info[0, PROVEN] != UNKNOWN:
-            break
-        node = tree_select(info, wins, children, c, solver)
-        if info[node, PROVEN] == UNKNOWN:
-            a = tree_pick_untried(info, node, rs)
-            e, t, s0, s1 = dab_apply(states[node, 0], states[node, 1], states[node, 2], states[node, 3], a, ebm)
-            states[n, 0], states[n, 1], states[n, 2], states[n, 3] = e, t, s0, s1
-            node = tree_add(info, children, node, a, n, t, full & ~e, UNKNOWN if e != full else _dab_result(s0, s1))
-            n += 1
-        if info[node, PROVEN] != UNKNOWN:
-            r0 = proven_reward(info[node, PROVEN])
-        else:
-            r0 = dab_rollout(states[node, 0], states[node, 1], states[node, 2], states[node, 3], full, ebm, rs)
-        tree_backup(info, wins, children, node, r0, solver)
-    return tree_best_action(info, wins, children, solver)
-
-
 # ---------------------------------------------------------------------------------------------- Conniption
+# arg = 1 with the seed's draw rule, else 0; rows are the 8-field state
 @njit(cache=True)
-def cn_rollout(s: np.ndarray, seed_rule: bool, rs: np.ndarray) -> float:
-    """Random stage-moves to the end from the 8-field state row ``s``; result for player 0."""
+def cn_facts(states, node, seed_rule, aux):
+    r = states[node]
+    return r[6], cn_legal_bits(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]), status_proven(r[7])
+
+
+@njit(cache=True)
+def cn_step(states, parent, child, a, seed_rule, aux):
+    r = states[parent]
+    t = cn_apply(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], a, seed_rule != 0)
+    for j in range(8):
+        states[child, j] = t[j]
+
+
+@njit(cache=True)
+def cn_rollout(states, node, kind, rs, seed_rule, aux):
+    """Random stage-moves to the end; result for player 0."""
+    s = states[node]
     p0, mask, stage, f0, f1, lf, player, status = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
     while status == -1:
         a = nth_set_bit(cn_legal_bits(p0, mask, stage, f0, f1, lf, player, status), next_uniform(rs))
         p0, mask, stage, f0, f1, lf, player, status = cn_apply(
-            p0, mask, stage, f0, f1, lf, player, status, a, seed_rule
+            p0, mask, stage, f0, f1, lf, player, status, a, seed_rule != 0
         )
     return proven_reward(status_proven(status))
 
 
-@njit(cache=True)
-def cn_search(
-    info: np.ndarray, wins: np.ndarray, children: np.ndarray, states: np.ndarray,
-    sims: int, c: float, solver: bool, kind: int, rs: np.ndarray, seed_rule: bool,
-) -> int:
-    """Whole UCT search from ``states[0]`` (a Conniption state row); returns the chosen stage-move."""
-    r = states[0]
-    tree_root(info, r[6], cn_legal_bits(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]), status_proven(r[7]))
-    n = 1
-    for _ in range(sims):
-        if solver and info[0, PROVEN] != UNKNOWN:
-            break
-        node = tree_select(info, wins, children, c, solver)
-        if info[node, PROVEN] == UNKNOWN:
-            a = tree_pick_untried(info, node, rs)
-            r = states[node]
-            t = cn_apply(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], a, seed_rule)
-            for j in range(8):
-                states[n, j] = t[j]
-            legal = cn_legal_bits(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7])
-            node = tree_add(info, children, node, a, n, t[6], legal, status_proven(t[7]))
-            n += 1
-        if info[node, PROVEN] != UNKNOWN:
-            r0 = proven_reward(info[node, PROVEN])
-        else:
-            r0 = cn_rollout(states[node], seed_rule, rs)
-        tree_backup(info, wins, children, node, r0, solver)
-    return tree_best_action(info, wins, children, solver)
+def _kernels(game: Game) -> tuple | None:
+    """(facts, step, rollout, arg, aux) that plug ``game`` into ``uct_search``, or None for the Python path.
 
-
-def _kernel_search(game: Game) -> tuple[Any, tuple]:
-    """(whole-search kernel of ``game``, the extra arguments it takes after ``rs``), or (None, ()).
-
-    Kept as a dispatcher plus plain arguments, not a closure, so the agent pickles into match worker processes.
+    Kept as dispatchers plus plain arguments, not a closure, so the agent pickles into match worker processes.
     """
     gid = game.game_id
     if gid == "tictactoe":
-        return ttt_search, ()
+        return ttt_facts, ttt_step, ttt_rollout, 0, NO_AUX
     if gid == "connect4":
-        return c4_search, ()
+        return c4_facts, c4_step, c4_rollout, 0, NO_AUX
     if gid.startswith("dots_and_boxes_") and dab_apply is not None:
-        return dab_search, (np.int64(game.full), np.ascontiguousarray(game.geo.edge_box_masks, dtype=np.int64))
+        ebm = np.ascontiguousarray(game.geo.edge_box_masks, dtype=np.int64)
+        return dab_facts, dab_step, dab_rollout, int(game.full), ebm
     if gid == "conniption" and cn_apply is not None:
-        return cn_search, (bool(game.seed_draw_rule),)
-    return None, ()
+        return cn_facts, cn_step, cn_rollout, int(bool(game.seed_draw_rule)), NO_AUX
+    return None
 
 
 # ---------------------------------------------------------------------------------------------- the agent
@@ -433,7 +423,7 @@ class MCTSAgent(Agent):
             raise BoardRLError(f"{name}: c must be a number >= 0, got {c!r}")
         if not isinstance(solver, (bool, np.bool_)):
             raise BoardRLError(f"{name}: solver must be true or false, got {solver!r}")
-        self._kernel, self._kernel_args = _kernel_search(game) if kernel else (None, ())
+        self._kernel = _kernels(game) if kernel else None
         tactical_ok = game.game_id in TACTICAL_ROLLOUT_GAMES and self._kernel is not None
         rollouts = ROLLOUTS if tactical_ok else ("random",)
         if rollout not in rollouts:
@@ -458,21 +448,26 @@ class MCTSAgent(Agent):
         wins = np.zeros(size, dtype=np.float64)
         children = np.full((size, self.game.num_actions), -1, dtype=np.int64)
         if self._kernel is not None:
+            facts, step, rollout, arg, aux = self._kernel
             states = np.zeros((size, len(state)), dtype=np.int64)
             states[0] = state
             kind = ROLLOUTS.index(self.rollout)
-            move = self._kernel(
-                info, wins, children, states, self.simulations, self.c, self.solver, kind, rs, *self._kernel_args
+            move = uct_search(
+                info, wins, children, states, self.simulations, self.c, self.solver, kind, rs, facts, step, rollout,
+                arg, aux,
             )
-        else:
-            move = self._generic_search(state, info, wins, children, rs)
+        else:  # the same loop in Python, over the Game interface
+            move = uct_search.py_func(
+                info, wins, children, [state], self.simulations, self.c, self.solver, 0, rs, self._facts, self._step,
+                self._rollout, 0, None,
+            )
         self.last_tree = (info, wins, children)
         return int(move)
 
-    # -------------------------------------------------------------------------------- any game, from Python
-    def _node_facts(self, state: Any) -> tuple[int, int, int]:
-        """(player to move, legal-action bits, proven value or UNKNOWN) of a state."""
-        g = self.game
+    # -------------------------------------------------------------------------------- any game: Python plug-ins
+    def _facts(self, states: list, node: int, arg: int, aux: None) -> tuple[int, int, int]:
+        """(player to move, legal-action bits, proven value or UNKNOWN) of ``states[node]``."""
+        g, state = self.game, states[node]
         if g.is_over(state):
             return g.to_move(state), 0, int(round(g.returns(state)[0]))
         bits = 0
@@ -480,33 +475,18 @@ class MCTSAgent(Agent):
             bits |= 1 << int(a)
         return g.to_move(state), bits, UNKNOWN
 
-    def _rollout(self, state: Any, rs: np.ndarray) -> float:
+    def _step(self, states: list, parent: int, child: int, a: int, arg: int, aux: None) -> None:
+        """Append the child state (nodes are numbered in creation order, so ``child == len(states)``)."""
+        states.append(self.game._apply(states[parent], a))
+
+    def _rollout(self, states: list, node: int, kind: int, rs: np.ndarray, arg: int, aux: None) -> float:
         """Uniformly random play to the end (same choice rule as the kernels); result for player 0."""
-        g = self.game
+        g, state = self.game, states[node]
         while not g.is_over(state):
             legal = np.flatnonzero(g.legal_moves(state))
             k = len(legal)
             state = g._apply(state, int(legal[min(int(next_uniform(rs) * k), k - 1)]))
         return 0.5 * (g.returns(state)[0] + 1.0)
-
-    def _generic_search(self, root: Any, info, wins, children, rs) -> int:
-        states = [root]
-        tree_root(info, *self._node_facts(root))
-        for _ in range(self.simulations):
-            if self.solver and info[0, PROVEN] != UNKNOWN:
-                break
-            node = tree_select(info, wins, children, self.c, self.solver)
-            if info[node, PROVEN] == UNKNOWN:
-                a = tree_pick_untried(info, node, rs)
-                child = self.game._apply(states[node], a)
-                node = tree_add(info, children, node, a, len(states), *self._node_facts(child))
-                states.append(child)
-            if info[node, PROVEN] != UNKNOWN:
-                r0 = proven_reward(info[node, PROVEN])
-            else:
-                r0 = self._rollout(states[node], rs)
-            tree_backup(info, wins, children, node, r0, self.solver)
-        return tree_best_action(info, wins, children, self.solver)
 
     def root_visits(self) -> np.ndarray:
         """Visit count of every root action in the last search (0 for actions never expanded)."""

@@ -7,10 +7,10 @@
   the opponent (a random one of the threatened cells if there are several), else plays at random.  Tic-tac-toe
   and Connect 4 only (Conniption has its own tactical player in ``agents/conniption.py``).
 
-Why numba kernels per game: the match runner plays tens of thousands of games in batch, so ``act_batch`` must be
-one compiled loop over the state array.  Every kernel takes one uniform number per row (drawn from the caller's
-Generator) and chooses the ``floor(u*k)``-th candidate, so the scalar ``act`` and ``act_batch`` run the same
-code and the same ``u`` gives the same move.
+Why numba kernels: the match runner plays tens of thousands of games in batch, so ``act_batch`` must be one
+compiled loop over the state array.  One rule kernel (``choose``) serves both players and both games; it takes
+one uniform number per row (drawn from the caller's Generator) and chooses the ``floor(u*k)``-th candidate, so
+the scalar ``act`` and ``act_batch`` run the same code and the same ``u`` gives the same move.
 """
 
 from __future__ import annotations
@@ -21,13 +21,11 @@ import numpy as np
 from numba import njit
 
 from boardrl.agents.base import Agent
-from boardrl.agents.heuristics import TTT_LINES
+from boardrl.agents.heuristics import TTT_LINES, ttt_sides
 from boardrl.games._kernels import popcount
 from boardrl.games.base import BoardRLError, Game
 from boardrl.games.connect4 import legal_columns, winning_columns
 from boardrl.games.tictactoe import legal_bits as ttt_legal_bits
-
-TACTICAL_GAMES = ("tictactoe", "connect4")
 
 
 # ---------------------------------------------------------------------------------------------- bit choice
@@ -64,14 +62,6 @@ def lowest_set_bit(bits: int) -> int:
 
 # ---------------------------------------------------------------------------------------------- tic-tac-toe
 @njit(cache=True)
-def _ttt_sides(x: int, o: int) -> tuple[int, int]:
-    """(stones of the player to move, stones of the opponent)."""
-    if popcount(x) == popcount(o):
-        return x, o
-    return o, x
-
-
-@njit(cache=True)
 def ttt_winning_cells(own: int, opp: int) -> int:
     """9-bit set of empty cells that complete a line of ``own``."""
     empty = 0b111111111 & ~(own | opp)
@@ -83,95 +73,83 @@ def ttt_winning_cells(own: int, opp: int) -> int:
     return out
 
 
+# ---------------------------------------------------------------------------------------------- the choice rules
+# One rule kernel serves both games: a position is three ints, (x, o, 0) or (current, mask, plies), and the game
+# code ``g`` picks the rules (the alpha-beta kernels use the same codes).  Every action set below is a bit set over
+# the game's actions (cells or columns).
+TTT, C4 = 0, 1
+KERNEL_GAMES = {"tictactoe": TTT, "connect4": C4}
+TACTICAL_GAMES = tuple(KERNEL_GAMES)
+
+
+def kernel_position(state: Any) -> tuple[int, int, int]:
+    """The three ints of a tic-tac-toe (x, o) or Connect 4 (current, mask, plies) state, for the kernels."""
+    return (state[0], state[1], state[2] if len(state) > 2 else 0)
+
+
+
+@njit(cache=True)
+def legal_action_bits(g: int, a: int, b: int, c: int) -> int:
+    """Bit set of the legal actions (tic-tac-toe cells, Connect 4 columns); 0 once the game is over."""
+    return ttt_legal_bits(a, b) if g == TTT else legal_columns(a, b, c)
+
+
+@njit(cache=True)
+def _winning_actions(g: int, a: int, b: int, c: int, opponent: bool) -> int:
+    """Actions that complete a line at once for the player to move, or (``opponent``) for the other player."""
+    if g == TTT:
+        own, opp = ttt_sides(a, b)
+        if opponent:
+            own, opp = opp, own
+        return ttt_winning_cells(own, opp) & ttt_legal_bits(a, b)
+    return winning_columns(a ^ b if opponent else a, b)
+
+
+@njit(cache=True)
+def choose(g: int, a: int, b: int, c: int, tactical: bool, u: float) -> int:
+    """SemiRandom's move (the lowest winning action, else random) or, when ``tactical``, the tactical player's
+    (a random winning action, else a random block, else random); -1 once the game is over."""
+    legal = legal_action_bits(g, a, b, c)
+    if legal == 0:
+        return -1
+    wins = _winning_actions(g, a, b, c, False)
+    if wins:
+        return nth_set_bit(wins, u) if tactical else lowest_set_bit(wins)
+    if tactical:
+        blocks = _winning_actions(g, a, b, c, True)
+        if blocks:
+            return nth_set_bit(blocks, u)
+    return nth_set_bit(legal, u)
+
+
+@njit(cache=True)
+def choose_batch(g: int, tactical: bool, states: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``choose`` for every row of ``states`` (tic-tac-toe rows (x, o), Connect 4 rows (current, mask, plies))."""
+    out = np.empty(states.shape[0], dtype=np.int64)
+    for i in range(states.shape[0]):
+        c = states[i, 2] if g == C4 else 0
+        out[i] = choose(g, states[i, 0], states[i, 1], c, tactical, u[i])
+    return out
+
+
 @njit(cache=True)
 def ttt_semirandom(x: int, o: int, u: float) -> int:
-    legal = ttt_legal_bits(x, o)
-    own, opp = _ttt_sides(x, o)
-    wins = ttt_winning_cells(own, opp) & legal
-    if wins:
-        return lowest_set_bit(wins)
-    return nth_set_bit(legal, u)
+    return choose(TTT, x, o, 0, False, u)
 
 
 @njit(cache=True)
 def ttt_tactical(x: int, o: int, u: float) -> int:
-    legal = ttt_legal_bits(x, o)
-    if legal == 0:
-        return -1
-    own, opp = _ttt_sides(x, o)
-    wins = ttt_winning_cells(own, opp) & legal
-    if wins:
-        return nth_set_bit(wins, u)
-    blocks = ttt_winning_cells(opp, own) & legal
-    if blocks:
-        return nth_set_bit(blocks, u)
-    return nth_set_bit(legal, u)
+    return choose(TTT, x, o, 0, True, u)
 
 
-@njit(cache=True)
-def ttt_semirandom_batch(states: np.ndarray, u: np.ndarray) -> np.ndarray:
-    out = np.empty(states.shape[0], dtype=np.int64)
-    for i in range(states.shape[0]):
-        out[i] = ttt_semirandom(states[i, 0], states[i, 1], u[i])
-    return out
-
-
-@njit(cache=True)
-def ttt_tactical_batch(states: np.ndarray, u: np.ndarray) -> np.ndarray:
-    out = np.empty(states.shape[0], dtype=np.int64)
-    for i in range(states.shape[0]):
-        out[i] = ttt_tactical(states[i, 0], states[i, 1], u[i])
-    return out
-
-
-# ---------------------------------------------------------------------------------------------- Connect 4
 @njit(cache=True)
 def c4_semirandom(current: int, mask: int, plies: int, u: float) -> int:
-    legal = legal_columns(current, mask, plies)
-    if legal == 0:
-        return -1
-    wins = winning_columns(current, mask)
-    if wins:
-        return lowest_set_bit(wins)
-    return nth_set_bit(legal, u)
+    return choose(C4, current, mask, plies, False, u)
 
 
 @njit(cache=True)
 def c4_tactical(current: int, mask: int, plies: int, u: float) -> int:
-    legal = legal_columns(current, mask, plies)
-    if legal == 0:
-        return -1
-    wins = winning_columns(current, mask)
-    if wins:
-        return nth_set_bit(wins, u)
-    blocks = winning_columns(current ^ mask, mask)
-    if blocks:
-        return nth_set_bit(blocks, u)
-    return nth_set_bit(legal, u)
-
-
-@njit(cache=True)
-def c4_semirandom_batch(states: np.ndarray, u: np.ndarray) -> np.ndarray:
-    out = np.empty(states.shape[0], dtype=np.int64)
-    for i in range(states.shape[0]):
-        out[i] = c4_semirandom(states[i, 0], states[i, 1], states[i, 2], u[i])
-    return out
-
-
-@njit(cache=True)
-def c4_tactical_batch(states: np.ndarray, u: np.ndarray) -> np.ndarray:
-    out = np.empty(states.shape[0], dtype=np.int64)
-    for i in range(states.shape[0]):
-        out[i] = c4_tactical(states[i, 0], states[i, 1], states[i, 2], u[i])
-    return out
-
-
-#: game id -> (scalar kernel, batch kernel)
-_SEMIRANDOM_KERNELS = {
-    "tictactoe": (ttt_semirandom, ttt_semirandom_batch),
-    "connect4": (c4_semirandom, c4_semirandom_batch),
-}
-_TACTICAL_KERNELS = {"tictactoe": (ttt_tactical, ttt_tactical_batch), "connect4": (c4_tactical, c4_tactical_batch)}
+    return choose(C4, current, mask, plies, True, u)
 
 
 # ---------------------------------------------------------------------------------------------- agents
@@ -190,14 +168,14 @@ class SemiRandomAgent(Agent):
 
     def __init__(self, game: Game, name: str = "semirandom") -> None:
         super().__init__(game, name)
-        self._kernels = _SEMIRANDOM_KERNELS.get(game.game_id)
-        self.batched = self._kernels is not None
+        self._g = KERNEL_GAMES.get(game.game_id)
+        self.batched = self._g is not None
 
     def act(self, state: Any, rng: np.random.Generator) -> int:
         self.game.check_state(state)
         u = rng.random()  # one uniform per decision on both paths, so they agree for the same rng
-        if self._kernels is not None:
-            return _checked(self.name, self._kernels[0](*state, u))
+        if self._g is not None:
+            return _checked(self.name, choose(self._g, *kernel_position(state), False, u))
         legal = self.game.legal_actions(state)
         if not legal:
             raise BoardRLError(f"{self.name}: no legal move, the game is over")
@@ -208,10 +186,10 @@ class SemiRandomAgent(Agent):
 
     def act_batch(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One action per row (-1 for rows whose game is over)."""
-        if self._kernels is None:
+        if self._g is None:
             return super().act_batch(states, rng)
         states = np.ascontiguousarray(states, dtype=np.int64)
-        return self._kernels[1](states, rng.random(states.shape[0]))
+        return choose_batch(self._g, False, states, rng.random(states.shape[0]))
 
 
 class TacticalAgent(Agent):
@@ -223,22 +201,22 @@ class TacticalAgent(Agent):
     batched = True
 
     def __init__(self, game: Game, name: str = "tactical") -> None:
-        if game.game_id not in _TACTICAL_KERNELS:
+        if game.game_id not in KERNEL_GAMES:
             raise BoardRLError(
                 f"tactical: not defined here for {game.game_id}; games: {', '.join(TACTICAL_GAMES)}"
                 " (Conniption's tactical player is in boardrl.agents.conniption)"
             )
         super().__init__(game, name)
-        self._one, self._batch = _TACTICAL_KERNELS[game.game_id]
+        self._g = KERNEL_GAMES[game.game_id]
 
     def act(self, state: Any, rng: np.random.Generator) -> int:
         self.game.check_state(state)
-        return _checked(self.name, self._one(*state, rng.random()))
+        return _checked(self.name, choose(self._g, *kernel_position(state), True, rng.random()))
 
     def act_batch(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One action per row (-1 for rows whose game is over)."""
         states = np.ascontiguousarray(states, dtype=np.int64)
-        return self._batch(states, rng.random(states.shape[0]))
+        return choose_batch(self._g, True, states, rng.random(states.shape[0]))
 
 
 def _checked(name: str, move: int) -> int:
