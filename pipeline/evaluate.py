@@ -86,7 +86,8 @@ def uci(params: Params, game, agent) -> dict[str, Any] | None:
     if game.game_id != "connect4":
         return None
     from boardrl.agents import make_agent
-    from boardrl.data import uci_protocols, uci_table
+    from boardrl.data import uci_table
+    from boardrl.evaluate import uci_protocols
 
     positions = uci_table.positions_by_label(uci_table.read_parquet(UCI_TABLE))
     cfg = params.evaluate.uci

@@ -2,5 +2,4 @@
 
 ``uci_download``: fetch from the official address or the vendored copy, verify sha256, decompress ``.Z``.
 ``uci_table``: parse into a pandas table, check the published facts and the equality with the rules.
-``uci_protocols``: evaluate a Connect 4 agent from the UCI start positions by label (seed 000's protocol, full).
 """

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from boardrl.agents import make_agent
-from boardrl.data import uci_download, uci_protocols, uci_table
+from boardrl.data import uci_download, uci_table
+from boardrl.evaluate import uci_protocols
 from boardrl.games import make_game
 from boardrl.games.base import BoardRLError
 
