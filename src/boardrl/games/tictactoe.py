@@ -19,6 +19,9 @@ LINES = np.array(
     dtype=np.int64,
 )
 FULL = 0b111111111
+#: LEGAL_MASKS[bits] is the boolean mask of the 9-bit set ``bits``: the scalar path's mask without a Python loop.
+LEGAL_MASKS = ((np.arange(512)[:, None] >> np.arange(9)) & 1).astype(bool)
+LEGAL_MASKS.setflags(write=False)
 
 
 class TicTacToeState(NamedTuple):
@@ -135,8 +138,7 @@ class TicTacToe(Game):
         return TicTacToeState(0, 0)
 
     def legal_moves(self, state: TicTacToeState) -> np.ndarray:
-        bits = legal_bits(state.x, state.o)
-        return np.array([(bits >> c) & 1 for c in range(9)], dtype=bool)
+        return LEGAL_MASKS[legal_bits(state.x, state.o)].copy()
 
     def _apply(self, state: TicTacToeState, move: int) -> TicTacToeState:
         return TicTacToeState(*apply(state.x, state.o, move))
