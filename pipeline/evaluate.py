@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from boardrl.config import ConfigError, Params, evaluate_slice, fail, load_params_or_exit  # noqa: E402
+from boardrl.config import Params, evaluate_slice, run_experiment_stage  # noqa: E402
 from boardrl.games.base import BoardRLError  # noqa: E402
 from boardrl.tracking.curve import sub_seed  # noqa: E402
 from boardrl.tracking.io import atomic_write_json  # noqa: E402
@@ -167,15 +167,7 @@ def run(params: Params, game_id: str, agent_name: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    params = load_params_or_exit(args.params)
-    try:
-        params.experiment(args.game, args.agent)
-    except ConfigError as exc:
-        fail(str(exc), 2)
-    try:
-        results = run(params, args.game, args.agent)
-    except BoardRLError as exc:
-        fail(str(exc))
+    results = run_experiment_stage(args.params, args.game, args.agent, run)
     prov = results["provenance"]
     print(f"evaluate: {args.game}/{args.agent} in {prov['seconds']:.1f} s, mlflow run {prov['mlflow_run_id']}",
           file=sys.stderr)

@@ -20,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from boardrl.config import ConfigError, Params, eval_points, fail, load_params_or_exit, train_slice  # noqa: E402
+from boardrl.config import Params, eval_points, run_experiment_stage, train_slice  # noqa: E402
 from boardrl.games.base import BoardRLError  # noqa: E402
 from boardrl.tracking import curve as curves  # noqa: E402
 from boardrl.tracking.io import atomic_directory, atomic_write_json, remove_stale_temporaries  # noqa: E402
@@ -124,15 +124,7 @@ def run(params: Params, game_id: str, agent_name: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    params = load_params_or_exit(args.params)
-    try:
-        params.experiment(args.game, args.agent)
-    except ConfigError as exc:
-        fail(str(exc), 2)
-    try:
-        summary = run(params, args.game, args.agent)
-    except BoardRLError as exc:
-        fail(str(exc))
+    summary = run_experiment_stage(args.params, args.game, args.agent, run)
     print(f"train: {args.game}/{args.agent}: {summary['games_trained']} games in {summary['seconds']:.1f} s, "
           f"mlflow run {summary['mlflow_run_id']}", file=sys.stderr)
 

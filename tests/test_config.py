@@ -158,3 +158,29 @@ def test_dvc_yaml_params_exist_for_every_experiment(raw):
                 for part in key.split("."):
                     assert isinstance(node, dict) and part in node, f"{name}: params key {key} not in params.yaml"
                     node = node[part]
+
+
+def test_sigterm_during_a_stage_unwinds_and_prints_one_line(tmp_path):
+    """A stage stopped with SIGTERM runs its cleanup (so MLflow closes the run as FAILED) and exits 128+15."""
+    import subprocess
+    import sys
+    import textwrap
+
+    marker = tmp_path / "unwound"
+    script = textwrap.dedent(f"""
+        import os, signal
+        from boardrl.config import run_experiment_stage
+
+        def run(params, game, agent):
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                signal.pause()
+            finally:
+                open({str(marker)!r}, "w").write(game)
+
+        run_experiment_stage({str(ROOT / "params.yaml")!r}, "tictactoe", "tabular_q", run)
+    """)
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 143
+    assert res.stderr.strip().splitlines() == ["error: stopped by SIGTERM; previous outputs are kept"]
+    assert marker.read_text() == "tictactoe"

@@ -72,6 +72,10 @@ def _agent(game: Game, spec: str):
 
 
 # ---------------------------------------------------------------------------------------------- solve
+#: Below this many stones a Connect 4 solve is slow enough to warn about (benchmarks/connect4_positions.py).
+EARLY_CONNECT4_PLIES = 8
+
+
 @app.command()
 def solve(
     game_id: GameArg,
@@ -83,6 +87,9 @@ def solve(
     state = game.replay(moves)
     from boardrl.solvers.base import make_referee
 
+    if game.game_id == "connect4" and state.plies < EARLY_CONNECT4_PLIES and not game.is_over(state):
+        typer.echo(f"note: solving a Connect 4 position with {state.plies} stones can take minutes "
+                   "(the empty board took about 13 minutes here; 8-stone positions about a second)", err=True)
     verdict = make_referee(game).solve(state)
     data = verdict.to_json(game)
     _emit(data, as_json, _describe_verdict(game, state, data))

@@ -22,11 +22,12 @@ exactly what a stage depends on; its params hash is computed from that slice.
 from __future__ import annotations
 
 import math
+import signal
 import sys
 import types
 import typing
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Callable, Literal, NoReturn, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -421,3 +422,29 @@ def fail(message: str, status: int = 1) -> NoReturn:
     """Print one ``error:`` line on stderr and exit (stage scripts never end with a bare traceback)."""
     print(f"error: {message}", file=sys.stderr, flush=True)
     raise SystemExit(status)
+
+
+T = TypeVar("T")
+
+
+def run_experiment_stage(params_path: str | Path, game: str, agent: str, run: Callable[[Params, str, str], T]) -> T:
+    """Entry of a per-experiment stage (train, evaluate): validate, then run, every failure one ``error:`` line.
+
+    Params and the (game, agent) pair are checked before any work (exit 2).  SIGTERM (``dvc`` or a user stopping
+    the stage) becomes SystemExit, so context managers unwind: the MLflow run is closed as FAILED instead of
+    being left RUNNING, and atomic writes leave the previous outputs.
+    """
+    params = load_params_or_exit(params_path)
+    try:
+        params.experiment(game, agent)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_BAD_PARAMS)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        return run(params, game, agent)
+    except BoardRLError as exc:
+        fail(str(exc))
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> NoReturn:
+    fail("stopped by SIGTERM; previous outputs are kept", 128 + signum)

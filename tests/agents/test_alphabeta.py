@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pytest
 
+from helpers import reachable_states
+
 from boardrl.agents.alphabeta import NO_MOVE, AlphaBetaAgent, GenericSearch, MaxMinAgent, Seed000AlphaBetaAgent
 from boardrl.agents.base import RandomAgent
 from boardrl.games import make_game
@@ -22,15 +24,7 @@ C4 = make_game("connect4")
 
 
 def all_ttt_states():
-    seen, todo = {TTT.initial_state()}, [TTT.initial_state()]
-    while todo:
-        s = todo.pop()
-        for a in TTT.legal_actions(s):
-            t = TTT.play(s, a)
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-    return sorted(seen)
+    return reachable_states(TTT)
 
 
 TTT_STATES = all_ttt_states()

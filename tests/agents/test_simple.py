@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers import reachable_states
+
 from boardrl.agents.base import RandomAgent
 from boardrl.agents.simple import (
     SemiRandomAgent,
@@ -29,15 +31,7 @@ KERNELS = {"tictactoe": (ttt_semirandom, ttt_tactical), "connect4": (c4_semirand
 
 def all_ttt_states():
     game = make_game("tictactoe")
-    seen, todo = {game.initial_state()}, [game.initial_state()]
-    while todo:
-        s = todo.pop()
-        for a in game.legal_actions(s):
-            t = game.play(s, a)
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-    return game, sorted(seen)
+    return game, reachable_states(game)
 
 
 def random_c4_states(n: int, seed: int):

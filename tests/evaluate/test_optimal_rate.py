@@ -8,6 +8,8 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
+from helpers import reachable_states
+
 from boardrl.agents.base import Agent, RandomAgent
 from boardrl.evaluate.optimal_rate import optimal_move_rate, position_set
 from boardrl.games import make_game
@@ -52,15 +54,7 @@ class ScalarRandom(RandomAgent):
 
 
 def _all_live_states() -> list:
-    seen, frontier = {TTT.initial_state()}, [TTT.initial_state()]
-    while frontier:
-        s = frontier.pop()
-        for m in TTT.legal_actions(s):
-            c = TTT.play(s, m)
-            if c not in seen:
-                seen.add(c)
-                frontier.append(c)
-    return [s for s in seen if not TTT.is_over(s)]
+    return [s for s in reachable_states(TTT) if not TTT.is_over(s)]
 
 
 def test_local_referee_knows_tictactoe():

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paths import UCI_Z as VENDORED_UCI_Z
+from helpers import UCI_Z as VENDORED_UCI_Z
 
 from boardrl.games import make_game
 from boardrl.games.connect4 import Connect4State, mirror_state

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from helpers import reachable_states
 
 from boardrl.games import IllegalMoveError, NotationError, WrongGameError, make_game
 from boardrl.games.tictactoe import TicTacToeState
@@ -7,23 +8,8 @@ from boardrl.games.tictactoe import TicTacToeState
 ttt = make_game("tictactoe")
 
 
-def reachable_states():
-    seen = {ttt.initial_state()}
-    frontier = [ttt.initial_state()]
-    while frontier:
-        nxt = []
-        for s in frontier:
-            for a in ttt.legal_actions(s):
-                c = ttt.play(s, a)
-                if c not in seen:
-                    seen.add(c)
-                    nxt.append(c)
-        frontier = nxt
-    return seen
-
-
 def test_5478_reachable_states():
-    assert len(reachable_states()) == 5478
+    assert len(reachable_states(ttt)) == 5478
 
 
 def test_win_draw_and_empty_moves_after_win():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paths import UCI_Z
+from helpers import UCI_Z
 import unlzw3
 from numba import njit
 
