@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from boardrl.config import Params, evaluate_slice, run_experiment_stage  # noqa: E402
+from boardrl.config import Params, evaluate_slice, experiment_stage_args, run_experiment_stage  # noqa: E402
 from boardrl.games.base import BoardRLError  # noqa: E402
 from boardrl.tracking.curve import sub_seed  # noqa: E402
 from boardrl.tracking.io import atomic_write_json  # noqa: E402
@@ -37,11 +37,7 @@ SEATS = ("as_first", "as_second", "combined")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--game", required=True, help="game id of an item of params `experiments`")
-    ap.add_argument("--agent", required=True, help="learner name of that item")
-    ap.add_argument("--params", default=str(ROOT / "params.yaml"), help=argparse.SUPPRESS)
-    return ap.parse_args(argv)
+    return experiment_stage_args(argv, __doc__.splitlines()[0], ROOT / "params.yaml")
 
 
 def ladder(params: Params, game, agent) -> dict[str, Any]:

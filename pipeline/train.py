@@ -20,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from boardrl.config import Params, eval_points, run_experiment_stage, train_slice  # noqa: E402
+from boardrl.config import Params, eval_points, experiment_stage_args, run_experiment_stage, train_slice  # noqa: E402
 from boardrl.games.base import BoardRLError  # noqa: E402
 from boardrl.tracking import curve as curves  # noqa: E402
 from boardrl.tracking.io import atomic_directory, atomic_write_json, remove_stale_temporaries  # noqa: E402
@@ -28,11 +28,7 @@ from boardrl.tracking.provenance import collect, params_hash  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--game", required=True, help="game id of an item of params `experiments`")
-    ap.add_argument("--agent", required=True, help="learner name of that item")
-    ap.add_argument("--params", default=str(ROOT / "params.yaml"), help=argparse.SUPPRESS)
-    return ap.parse_args(argv)
+    return experiment_stage_args(argv, __doc__.splitlines()[0], ROOT / "params.yaml")
 
 
 def paths(game: str, agent: str) -> dict[str, Path]:

@@ -21,6 +21,7 @@ exactly what a stage depends on; its params hash is computed from that slice.
 
 from __future__ import annotations
 
+import argparse
 import math
 import signal
 import sys
@@ -448,3 +449,12 @@ def run_experiment_stage(params_path: str | Path, game: str, agent: str, run: Ca
 
 def _exit_on_sigterm(signum: int, frame: Any) -> NoReturn:
     fail("stopped by SIGTERM; previous outputs are kept", 128 + signum)
+
+
+def experiment_stage_args(argv: list[str] | None, description: str, params_default: Path) -> argparse.Namespace:
+    """Command line of a per-experiment stage: ``--game`` and ``--agent`` name one item of params `experiments`."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--game", required=True, help="game id of an item of params `experiments`")
+    ap.add_argument("--agent", required=True, help="learner name of that item")
+    ap.add_argument("--params", default=str(params_default), help=argparse.SUPPRESS)
+    return ap.parse_args(argv)

@@ -173,6 +173,44 @@ class Game(ABC):
         return f"{type(self).__name__}({self.game_id!r})"
 
 
+class DigitNotation:
+    """Move notation for games whose actions are named by one digit 1..N: tic-tac-toe cells, Connect 4 columns.
+
+    A move string is those digits, optionally separated by spaces or commas ("4453", "4 4 5 3").  Mixed into a
+    ``Game`` subclass, which sets ``num_actions`` (at most 9) and ``move_noun`` (e.g. "columns 1-7").
+    """
+
+    game_id: ClassVar[str]
+    num_actions: ClassVar[int]
+    move_noun: ClassVar[str]
+
+    def format_move(self, move: int) -> str:
+        return str(int(move) + 1)
+
+    def parse_move(self, text: str) -> int:
+        t = str(text).strip()
+        if len(t) != 1 or not ("1" <= t <= str(self.num_actions)):
+            raise NotationError(f"{self.game_id}: bad move {text!r}; moves are {self.move_noun}")
+        return int(t) - 1
+
+    def parse_moves(self, text: str) -> list[int]:
+        if not isinstance(text, str):
+            raise NotationError(f"{self.game_id}: a move string must be text, got {type(text).__name__}")
+        moves = []
+        for ch in text:
+            if ch in " ,":
+                continue
+            if not ("1" <= ch <= str(self.num_actions)):
+                raise NotationError(
+                    f"{self.game_id}: bad move {ch!r} in {text!r}; moves are {self.move_noun}"
+                )
+            moves.append(int(ch) - 1)
+        return moves
+
+    def format_moves(self, moves: Sequence[int]) -> str:
+        return "".join(self.format_move(m) for m in moves)
+
+
 class BatchedGame(ABC):
     """N independent games of one ``Game`` held as rows of an (N, width) int64 array.
 

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from boardrl.games._kernels import popcount
-from boardrl.games.base import BatchedGame, BoardRLError, Game, IllegalMoveError, NotationError
+from boardrl.games.base import BatchedGame, BoardRLError, DigitNotation, Game, IllegalMoveError, NotationError
 
 ROWS = 6
 COLS = 7
@@ -331,10 +331,11 @@ def to_uci_cells(state: Connect4State) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- the game
-class Connect4(Game):
+class Connect4(DigitNotation, Game):
     """Connect 4 on the Tromp bitboard; see the module docstring for the state layout and notation."""
 
     game_id = "connect4"
+    move_noun = "columns 1-7 written as digits (1 = leftmost), e.g. '4453'"
     num_actions = COLS
     state_type = Connect4State
     encoding_shape = (2, ROWS, COLS)
@@ -420,33 +421,6 @@ class Connect4(Game):
             lines.append(" ".join(cells))
         lines.append(" ".join(str(c + 1) for c in range(COLS)))
         return "\n".join(lines)
-
-    def format_move(self, move: int) -> str:
-        return str(int(move) + 1)
-
-    def parse_move(self, text: str) -> int:
-        t = str(text).strip()
-        if len(t) != 1 or t not in "1234567":
-            raise NotationError(f"connect4: bad move {text!r}; moves are columns 1-7 (1 = leftmost)")
-        return int(t) - 1
-
-    def parse_moves(self, text: str) -> list[int]:
-        """Digits 1-7, optionally separated by spaces or commas ("4453", "4 4 5 3")."""
-        if not isinstance(text, str):
-            raise NotationError(f"connect4: a move string must be text, got {type(text).__name__}")
-        moves = []
-        for ch in text:
-            if ch in " ,":
-                continue
-            if ch not in "1234567":
-                raise NotationError(
-                    f"connect4: bad move {ch!r} in {text!r}; moves are columns 1-7 written as digits, e.g. '4453'"
-                )
-            moves.append(int(ch) - 1)
-        return moves
-
-    def format_moves(self, moves: Sequence[int]) -> str:
-        return "".join(self.format_move(m) for m in moves)
 
     def batched(self, n: int, auto_reset: bool = True) -> "BatchedConnect4":
         return BatchedConnect4(self, n, auto_reset)

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from boardrl.games._kernels import popcount
-from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError
+from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError
 
 LINES = np.array(
     [0b000000111, 0b000111000, 0b111000000, 0b001001001, 0b010010010, 0b100100100, 0b100010001, 0b001010100],
@@ -128,8 +128,9 @@ def _map_bits(bits: int, cell_map: np.ndarray) -> int:
     return out
 
 
-class TicTacToe(Game):
+class TicTacToe(DigitNotation, Game):
     game_id = "tictactoe"
+    move_noun = "cells 1-9 written as digits, row-major (1 2 3 / 4 5 6 / 7 8 9)"
     num_actions = 9
     state_type = TicTacToeState
     encoding_shape = (2, 3, 3)
@@ -176,23 +177,6 @@ class TicTacToe(Game):
                 cells.append("X" if state.x >> c & 1 else "O" if state.o >> c & 1 else str(c + 1))
             rows.append(" ".join(cells))
         return "\n".join(rows)
-
-    def format_move(self, move: int) -> str:
-        return str(int(move) + 1)
-
-    def parse_move(self, text: str) -> int:
-        t = str(text).strip()
-        if len(t) != 1 or t not in "123456789":
-            raise NotationError(f"tictactoe: bad move {text!r}; moves are cells 1-9 (row-major)")
-        return int(t) - 1
-
-    def parse_moves(self, text: str) -> list[int]:
-        if not isinstance(text, str):
-            raise NotationError(f"tictactoe: a move string must be text, got {type(text).__name__}")
-        return [self.parse_move(ch) for ch in text if ch not in " ,"]
-
-    def format_moves(self, moves) -> str:
-        return "".join(self.format_move(m) for m in moves)
 
     def batched(self, n: int, auto_reset: bool = True) -> "BatchedTicTacToe":
         return BatchedTicTacToe(self, n, auto_reset)
