@@ -38,3 +38,15 @@ def pick_random_legal(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
             c += m
         out[i] = pos
     return out
+
+
+@njit(cache=True)
+def set_returns(rets: np.ndarray, i: int, status: int) -> None:
+    """Row ``i`` of a batch's (N, 2) returns from a game's status code.
+
+    The status convention of the tic-tac-toe, Connect 4 and Conniption kernels: -1 game on, 0 player 0 won,
+    1 player 1 won, 2 draw (Dots and Boxes decides from its scores instead).
+    """
+    r0 = 1.0 if status == 0 else -1.0 if status == 1 else 0.0
+    rets[i, 0] = r0
+    rets[i, 1] = -r0

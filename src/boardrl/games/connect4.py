@@ -22,7 +22,7 @@ from typing import NamedTuple, NoReturn, Sequence
 import numpy as np
 from numba import njit
 
-from boardrl.games._kernels import popcount
+from boardrl.games._kernels import popcount, set_returns
 from boardrl.games.base import BatchedGame, BoardRLError, DigitNotation, Game, IllegalMoveError, NotationError
 
 ROWS = 6
@@ -199,10 +199,7 @@ def batch_step(states, actions, auto_reset, finished, rets, finals) -> int:
         s = status(cur, msk, ply)
         if s != -1:
             finished[i] = True
-            if s == 0:
-                rets[i, 0], rets[i, 1] = 1.0, -1.0
-            elif s == 1:
-                rets[i, 0], rets[i, 1] = -1.0, 1.0
+            set_returns(rets, i, s)
             finals[i, 0], finals[i, 1], finals[i, 2] = cur, msk, ply
             if auto_reset:
                 cur, msk, ply = 0, 0, 0

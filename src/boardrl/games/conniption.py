@@ -45,6 +45,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from numba import njit
 
+from boardrl.games._kernels import set_returns
 from boardrl.games.base import BatchedGame, BoardRLError, Game, IllegalMoveError, NotationError
 
 COLS = 7
@@ -225,10 +226,7 @@ def batch_step(states, actions, auto_reset, seed_draw_rule, finished, rets, fina
         st = t[7]
         if st != RUNNING:
             finished[i] = True
-            if st == 0:
-                rets[i, 0], rets[i, 1] = 1.0, -1.0
-            elif st == 1:
-                rets[i, 0], rets[i, 1] = -1.0, 1.0
+            set_returns(rets, i, st)
             for k in range(8):
                 finals[i, k] = t[k]
             if auto_reset:

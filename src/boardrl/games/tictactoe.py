@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from boardrl.games._kernels import popcount
+from boardrl.games._kernels import popcount, set_returns
 from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError
 
 LINES = np.array(
@@ -90,10 +90,7 @@ def batch_step(states, actions, auto_reset, finished, rets, finals) -> int:
         s = status(x, o)
         if s != -1:
             finished[i] = True
-            if s == 0:
-                rets[i, 0], rets[i, 1] = 1.0, -1.0
-            elif s == 1:
-                rets[i, 0], rets[i, 1] = -1.0, 1.0
+            set_returns(rets, i, s)
             finals[i, 0], finals[i, 1] = x, o
             if auto_reset:
                 x, o = 0, 0
