@@ -28,6 +28,8 @@ from typing import Callable
 
 import numpy as np
 
+from boardrl.tracking.io import atomic_write_json
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results.json"
 ENGINE_GAMES = ("tictactoe", "connect4", "dots_and_boxes_3x3", "conniption")
@@ -257,15 +259,8 @@ def _git_commit() -> str | None:
 
 
 def _write_atomic(path: Path, data: dict) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """results.json with sorted keys (stable diffs between runs), written atomically."""
+    atomic_write_json(path, {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in sorted(data.items())})
 
 
 def main(argv: list[str] | None = None) -> int:

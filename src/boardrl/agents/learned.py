@@ -17,7 +17,6 @@ and a resumed training run fills new entries with exactly the values an uninterr
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,6 +25,7 @@ from numba import njit
 
 from boardrl.agents.base import Agent
 from boardrl.games.base import BoardRLError, Game
+from boardrl.tracking.io import atomic_save_npz, atomic_write_json
 
 MODEL_FORMAT = 1
 AGENT_FILE = "agent.json"
@@ -241,22 +241,6 @@ class QTable:
 
     def __len__(self) -> int:
         return self.count
-
-
-def atomic_save_npz(path: Path, **arrays: np.ndarray) -> None:
-    """np.savez to a temp file beside ``path`` then rename: a reader never sees half a file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
-    os.replace(tmp, path)
-
-
-def atomic_write_json(path: Path, data: dict) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------------------------- the agent

@@ -32,7 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from boardrl.agents.base import Agent
-from boardrl.agents.learned import atomic_save_npz, atomic_write_json
+from boardrl.tracking.io import atomic_save_npz, atomic_write_json
 from boardrl.games.base import BoardRLError, Game
 
 EvalCallback = Callable[[int, Agent], None]

@@ -17,7 +17,6 @@ bytes = 16 MiB for 3x3 boxes.  The table is cached on disk after the first build
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from numba import njit
 from boardrl.games.base import BoardRLError, Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes, DotsAndBoxesState, Geometry
 from boardrl.solvers.base import Referee, Verdict
+from boardrl.tracking.io import atomic_writer
 
 #: 2^24 int8 entries = 16 MiB: 3x3 boxes, 2x4 (22 edges), 1x7 (22 edges) fit; 4x4 (40 edges) does not.
 MAX_REFEREE_EDGES = 24
@@ -121,17 +121,9 @@ def table_path(rows: int, cols: int, cache_dir: str | Path | None = None) -> Pat
 
 
 def _save_atomic(table: np.ndarray, path: Path) -> None:
-    """Write to a temp file in the same folder, then rename: readers see the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            table.tofile(f)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Readers see the old file or the whole new one (a half-written table would be wrong values, silently)."""
+    with atomic_writer(path) as fh:
+        table.tofile(fh)
 
 
 def _load(path: Path, num_edges: int) -> np.ndarray | None:

@@ -15,7 +15,9 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
+
+import numpy as np
 
 
 def _tmp_prefix(target: Path) -> str:
@@ -36,14 +38,19 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (parents created); returns the path."""
+@contextmanager
+def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary file handle whose contents replace ``path`` atomically when the block ends without error.
+
+    For writers that need a real file (``np.savez``, ``ndarray.tofile``); parents are created.  On an error the
+    temporary file is removed and ``path`` keeps its previous contents.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(target), dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
@@ -52,7 +59,20 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(target.parent)
-    return target
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (parents created); returns the path."""
+    with atomic_writer(path) as fh:
+        fh.write(data)
+    return Path(path)
+
+
+def atomic_save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
+    """``np.savez`` of ``arrays`` to ``path`` atomically (tables, checkpoints)."""
+    with atomic_writer(path) as fh:
+        np.savez(fh, **arrays)
+    return Path(path)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
