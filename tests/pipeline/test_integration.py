@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,8 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).parent))  # repo_copy.py beside us (pytest runs in importlib mode)
-from repo_copy import VENV_BIN, copy_repo, free_port, git, run, stage_env  # noqa: E402
+from repo_copy import VENV_BIN, copy_repo, free_port, git, run, stage_env
 
 pytestmark = pytest.mark.timeout(900)
 

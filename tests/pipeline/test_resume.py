@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).parent))  # repo_copy.py beside us (pytest runs in importlib mode)
-from repo_copy import ROOT, stage_env  # noqa: E402
+from repo_copy import ROOT, stage_env
 
 pytestmark = pytest.mark.timeout(400)
 GAMES = 300_000
