@@ -89,7 +89,7 @@ def solve(
 
     if game.game_id == "connect4" and state.plies < EARLY_CONNECT4_PLIES and not game.is_over(state):
         typer.echo(f"note: solving a Connect 4 position with {state.plies} stones can take minutes "
-                   "(the empty board took about 13 minutes here; 8-stone positions about a second)", err=True)
+                   "(the empty board takes about 3.5 minutes here; 8-stone positions about a second)", err=True)
     verdict = make_referee(game).solve(state)
     data = verdict.to_json(game)
     _emit(data, as_json, _describe_verdict(game, state, data))
