@@ -28,7 +28,7 @@ from typing import Callable
 
 import numpy as np
 
-from boardrl.tracking.io import atomic_write_json
+from boardrl.atomic_io import atomic_write_json
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results.json"

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "src"))  # the project's own sources, even without
 
 from boardrl.config import download_slice, fail, load_params_or_exit  # noqa: E402
 from boardrl.data import uci_download  # noqa: E402
-from boardrl.games.base import BoardRLError  # noqa: E402
+from boardrl.errors import BoardRLError  # noqa: E402
 from boardrl.tracking.provenance import params_hash  # noqa: E402
 
 OUT_DIR = ROOT / "data" / "raw"

@@ -27,13 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from boardrl.config import Params, evaluate_slice, experiment_stage_args, run_experiment_stage  # noqa: E402
-from boardrl.games.base import BoardRLError  # noqa: E402
+from boardrl.errors import BoardRLError  # noqa: E402
 from boardrl.tracking.curve import sub_seed  # noqa: E402
-from boardrl.tracking.io import atomic_write_json  # noqa: E402
+from boardrl.atomic_io import atomic_write_json  # noqa: E402
 from boardrl.tracking.provenance import collect, params_hash  # noqa: E402
+from boardrl.evaluate.stats import SEATS
 
 UCI_TABLE = ROOT / "data" / "processed" / "uci.parquet"
-SEATS = ("as_first", "as_second", "combined")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

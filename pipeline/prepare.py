@@ -16,8 +16,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from boardrl.config import fail, load_params_or_exit, prepare_slice  # noqa: E402
 from boardrl.data import uci_download, uci_table  # noqa: E402
-from boardrl.games.base import BoardRLError  # noqa: E402
-from boardrl.tracking.io import atomic_write_json  # noqa: E402
+from boardrl.errors import BoardRLError  # noqa: E402
+from boardrl.atomic_io import atomic_write_json  # noqa: E402
 from boardrl.tracking.provenance import params_hash  # noqa: E402
 
 RAW = ROOT / "data" / "raw" / uci_download.DATA

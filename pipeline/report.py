@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from boardrl.games.base import BoardRLError  # noqa: E402
+from boardrl.errors import BoardRLError  # noqa: E402
 from boardrl.report import DEFAULT_UI, build_report  # noqa: E402
 
 

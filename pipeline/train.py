@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from boardrl.config import Params, eval_points, experiment_stage_args, run_experiment_stage, train_slice  # noqa: E402
-from boardrl.games.base import BoardRLError  # noqa: E402
+from boardrl.errors import BoardRLError  # noqa: E402
 from boardrl.tracking import curve as curves  # noqa: E402
-from boardrl.tracking.io import atomic_directory, atomic_write_json, remove_stale_temporaries  # noqa: E402
+from boardrl.atomic_io import atomic_directory, atomic_write_json, remove_stale_temporaries  # noqa: E402
 from boardrl.tracking.provenance import collect, params_hash  # noqa: E402
 
 

@@ -18,7 +18,8 @@ import typer
 from typer.core import TyperGroup
 
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 
 EXIT_BAD_INPUT = 2
 

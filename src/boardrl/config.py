@@ -33,7 +33,7 @@ from typing import Any, Callable, Literal, NoReturn, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 
 PARAMS_FILE = "params.yaml"
 EXIT_BAD_PARAMS = 2

@@ -17,7 +17,7 @@ from helpers import reachable_states
 from boardrl.agents.alphabeta import NO_MOVE, AlphaBetaAgent, GenericSearch, MaxMinAgent, Seed000AlphaBetaAgent
 from boardrl.agents.base import RandomAgent
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 
 TTT = make_game("tictactoe")
 C4 = make_game("connect4")

@@ -9,7 +9,7 @@ import pytest
 
 from boardrl.agents.human import HumanAgent
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 
 RNG = np.random.default_rng(0)
 

@@ -10,7 +10,7 @@ import pytest
 from boardrl.agents.base import RandomAgent
 from boardrl.agents.mcts import MCTSAgent
 from boardrl.games import GAME_IDS, make_game
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 
 TTT = make_game("tictactoe")
 C4 = make_game("connect4")

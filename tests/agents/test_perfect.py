@@ -11,7 +11,7 @@ import pytest
 from boardrl.agents.base import RandomAgent
 from boardrl.agents.perfect import PerfectAgent
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 from boardrl.solvers.base import Referee, Verdict
 
 TTT = make_game("tictactoe")

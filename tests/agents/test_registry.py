@@ -13,7 +13,7 @@ from boardrl.agents import AgentSpecError, agent_keys, agent_names, make_agent, 
 from boardrl.agents.alphabeta import AlphaBetaAgent, MaxMinAgent
 from boardrl.agents.mcts import MCTSAgent
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 
 EXPECTED = {
     "tictactoe": ["random", "semirandom", "tactical", "alphabeta", "maxmin", "seed000_alphabeta", "mcts", "perfect",

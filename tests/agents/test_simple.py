@@ -23,7 +23,7 @@ from boardrl.agents.simple import (
     ttt_tactical,
 )
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 
 US = [(i + 0.5) / 9 for i in range(9)]
 KERNELS = {"tictactoe": (ttt_semirandom, ttt_tactical), "connect4": (c4_semirandom, c4_tactical)}

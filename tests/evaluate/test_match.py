@@ -11,7 +11,8 @@ import pytest
 from boardrl.agents.base import Agent, RandomAgent
 from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError, IllegalMoveError
+from boardrl.errors import BoardRLError
+from boardrl.games.base import IllegalMoveError
 
 TTT = make_game("tictactoe")
 Z999 = 3.2905267314919255  # two-sided 99.9% normal quantile: each bound below fails by chance 1 time in 1000

@@ -13,7 +13,7 @@ from helpers import reachable_states
 from boardrl.agents.base import Agent, RandomAgent
 from boardrl.evaluate.optimal_rate import optimal_move_rate, position_set
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 from boardrl.solvers.base import Referee, Verdict
 
 TTT = make_game("tictactoe")

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from boardrl.evaluate.stats import SeatStats, combine, wilson_interval, z_for
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 
 Z95 = 1.959963984540054  # Phi^-1(0.975)
 

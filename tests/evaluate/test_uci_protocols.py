@@ -11,7 +11,7 @@ from boardrl.agents import make_agent
 from boardrl.data import uci_download, uci_table
 from boardrl.evaluate import uci_protocols
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 
 ROOT = Path(__file__).resolve().parents[2]
 

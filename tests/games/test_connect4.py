@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from boardrl.games import IllegalMoveError, NotationError, WrongGameError, make_game
-from boardrl.games.base import BoardRLError, random_legal_actions
+from boardrl.errors import BoardRLError
+from boardrl.games.base import random_legal_actions
 from boardrl.games.connect4 import (
     Connect4State,
     from_absolute,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 from boardrl.games.count import (
     children,
     count_positions,

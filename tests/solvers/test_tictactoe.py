@@ -8,7 +8,8 @@ from functools import lru_cache
 import pytest
 
 from boardrl.games import make_game
-from boardrl.games.base import BoardRLError, WrongGameError
+from boardrl.errors import BoardRLError
+from boardrl.games.base import WrongGameError
 from boardrl.games.tictactoe import TicTacToeState
 from boardrl.solvers.base import Verdict, make_referee
 from boardrl.solvers.tictactoe import TicTacToeReferee, solved_states

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from boardrl.agents.base import Agent, RandomAgent
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 
 __all__ = ["Agent", "RandomAgent", "AgentSpecError", "agent_keys", "agent_names", "make_agent", "parse_spec"]
 

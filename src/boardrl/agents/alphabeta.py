@@ -44,7 +44,8 @@ from boardrl.agents.heuristics import (
     utility,
 )
 from boardrl.agents.simple import C4, KERNEL_GAMES, TTT, kernel_position, legal_action_bits
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.games.connect4 import apply as c4_apply
 from boardrl.games.connect4 import status as c4_status
 from boardrl.games.tictactoe import apply as ttt_apply

@@ -37,7 +37,8 @@ from numba import njit
 from boardrl.agents import CONNIPTION_AI_AGENTS
 from boardrl.agents.base import Agent
 from boardrl.agents.heuristics import C4_WINDOWS, line_score
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.games.conniption import (
     COLS,
     FLIP,

@@ -20,7 +20,8 @@ from numba import njit
 
 from boardrl.agents.base import Agent
 from boardrl.games._kernels import popcount
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes, DotsAndBoxesState
 
 

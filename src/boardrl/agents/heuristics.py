@@ -25,7 +25,8 @@ import numpy as np
 from numba import njit
 
 from boardrl.games._kernels import popcount
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.games.tictactoe import LINES as TTT_LINES  # the 8 lines of three
 
 #: ``evaluate(game, state, player)``: a score of ``state`` from ``player``'s point of view (higher = better).

@@ -14,7 +14,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from boardrl.agents.base import Agent
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 
 
 class HumanAgent(Agent):

@@ -24,8 +24,9 @@ import numpy as np
 from numba import njit
 
 from boardrl.agents.base import Agent
-from boardrl.games.base import BoardRLError, Game
-from boardrl.tracking.io import atomic_save_npz, atomic_write_json
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
+from boardrl.atomic_io import atomic_save_npz, atomic_write_json
 
 MODEL_FORMAT = 1
 AGENT_FILE = "agent.json"

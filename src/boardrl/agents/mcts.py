@@ -32,7 +32,8 @@ from numba import njit, types
 from boardrl.agents.base import Agent
 from boardrl.agents.simple import c4_tactical, nth_set_bit, ttt_tactical
 from boardrl.games._kernels import popcount
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.games.connect4 import apply as c4_apply
 from boardrl.games.connect4 import legal_columns as c4_legal_columns
 from boardrl.games.connect4 import status as c4_status

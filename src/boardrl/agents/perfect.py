@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from boardrl.agents.base import Agent
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.solvers.base import Referee, make_referee
 
 

@@ -23,7 +23,8 @@ from numba import njit
 from boardrl.agents.base import Agent
 from boardrl.agents.heuristics import TTT_LINES, ttt_sides
 from boardrl.games._kernels import popcount
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.games.connect4 import legal_columns, winning_columns
 from boardrl.games.tictactoe import legal_bits as ttt_legal_bits
 

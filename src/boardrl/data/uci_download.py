@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
 
-from boardrl.games.base import BoardRLError
-from boardrl.tracking.io import atomic_write_bytes
+from boardrl.errors import BoardRLError
+from boardrl.atomic_io import atomic_write_bytes
 
 OFFICIAL_URL = "https://archive.ics.uci.edu/static/public/26/connect+4.zip"
 DEFAULT_TIMEOUT_S = 20.0

@@ -21,12 +21,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boardrl.games.base import BoardRLError
-from boardrl.tracking.io import atomic_write_bytes
+from boardrl.errors import BoardRLError
+from boardrl.atomic_io import atomic_write_bytes
+from boardrl.evaluate.uci_positions import (
+    LABELS,
+    canonical_keys,
+    compare_with_uci,
+    parse_uci_text,
+    regenerate_uci_positions,
+)
 
 CELL_COLUMNS = tuple(f"{col}{row}" for col in "abcdefg" for row in range(1, 7))
 CELL_VALUES = ("x", "o", "b")
-LABELS = ("win", "loss", "draw")
 EXPECTED_ROWS = 67_557
 EXPECTED_CLASSES = {"win": 44_473, "loss": 16_635, "draw": 6_449}
 EXPECTED_STONES = 4  # of each player in every row (8 plies, x to move)
@@ -41,8 +47,6 @@ class UciCheckError(BoardRLError):
 
 def uci_frame(text: str) -> pd.DataFrame:
     """One row per line of ``connect-4.data``: cells a1..g6, label, engine state and mirror key."""
-    from boardrl.evaluate.uci_positions import canonical_keys, parse_uci_text
-
     states, labels = parse_uci_text(text)  # validates every line; errors name the line
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     cells = np.array([ln.split(",")[:42] for ln in lines], dtype="<U1").reshape(-1, 42)
@@ -82,7 +86,6 @@ def check_facts(frame: pd.DataFrame) -> dict[str, Any]:
 
 def compare_with_rules(frame: pd.DataFrame) -> dict[str, Any]:
     """Regenerate the 8-ply set from the rules and check it equals the table modulo mirror symmetry."""
-    from boardrl.evaluate.uci_positions import compare_with_uci, regenerate_uci_positions
     from boardrl.games.connect4 import Connect4State
 
     regen = regenerate_uci_positions()

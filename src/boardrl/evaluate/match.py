@@ -27,9 +27,10 @@ from tqdm import tqdm
 
 from boardrl.agents.base import Agent
 from boardrl.evaluate.stats import SeatStats
-from boardrl.games.base import BoardRLError, Game, IllegalMoveError
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game, IllegalMoveError
 
-SEATS = ("alternate", "a_first", "b_first")
+SEAT_ORDERS = ("alternate", "a_first", "b_first")
 START_ORDERS = ("cycle", "random")
 #: Games per task on the scalar path: small enough to balance over processes, large enough to amortise IPC.
 SCALAR_CHUNK = 64
@@ -110,8 +111,8 @@ def _validate(game: Game, agent_a: Agent, agent_b: Agent, games: int, seats: str
               processes: int, batch_size: int) -> None:
     if not isinstance(games, (int, np.integer)) or isinstance(games, bool) or games < 1:
         raise BoardRLError(f"games must be a positive integer, got {games!r}")
-    if seats not in SEATS:
-        raise BoardRLError(f"unknown seats {seats!r}; choose one of {', '.join(SEATS)}")
+    if seats not in SEAT_ORDERS:
+        raise BoardRLError(f"unknown seats {seats!r}; choose one of {', '.join(SEAT_ORDERS)}")
     if start_order not in START_ORDERS:
         raise BoardRLError(f"unknown start_order {start_order!r}; choose one of {', '.join(START_ORDERS)}")
     if processes < 1:

@@ -14,7 +14,8 @@ import numpy as np
 
 from boardrl.agents.base import Agent
 from boardrl.evaluate.stats import wilson_interval
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.solvers.base import Referee
 
 

@@ -16,7 +16,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
+
+#: The seats a result is reported for, from the named agent's side: moving first, second, and both together.
+#: The one definition: match results, curve files, metrics, figures and the report all use these names.
+SEATS = ("as_first", "as_second", "combined")
 
 
 def z_for(confidence: float) -> float:

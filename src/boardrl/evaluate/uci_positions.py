@@ -25,7 +25,8 @@ import numpy as np
 from numba import njit
 
 from boardrl.games._kernels import popcount
-from boardrl.games.base import BoardRLError, NotationError
+from boardrl.errors import BoardRLError
+from boardrl.games.base import NotationError
 from boardrl.games.connect4 import (
     Connect4,
     Connect4State,

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from boardrl.agents.base import Agent
-from boardrl.data.uci_table import LABELS
+from boardrl.evaluate.uci_positions import LABELS
 from boardrl.evaluate.match import play_match
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
 
 
 def _states(game, rows: np.ndarray) -> list[Any]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from boardrl.games.base import BatchedGame, BoardRLError, Game, IllegalMoveError, NotationError, WrongGameError
+from boardrl.errors import BoardRLError
+from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError, WrongGameError
 
 GAME_IDS = ("tictactoe", "connect4", "dots_and_boxes_2x2", "dots_and_boxes_3x3", "conniption")
 _DOTS = re.compile(r"^dots_and_boxes_(\d+)x(\d+)$")

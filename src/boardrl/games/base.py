@@ -17,9 +17,9 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
+from boardrl.errors import BoardRLError
 
-class BoardRLError(ValueError):
-    """Base class of every user-facing error: a one-line message that names what was wrong."""
+__all__ = ["BoardRLError", "IllegalMoveError", "NotationError", "WrongGameError", "Game", "BatchedGame"]
 
 
 class IllegalMoveError(BoardRLError):

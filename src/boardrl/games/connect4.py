@@ -23,7 +23,8 @@ import numpy as np
 from numba import njit
 
 from boardrl.games._kernels import popcount, set_returns
-from boardrl.games.base import BatchedGame, BoardRLError, DigitNotation, Game, IllegalMoveError, NotationError
+from boardrl.errors import BoardRLError
+from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError, NotationError
 
 ROWS = 6
 COLS = 7

@@ -46,7 +46,8 @@ import numpy as np
 from numba import njit
 
 from boardrl.games._kernels import set_returns
-from boardrl.games.base import BatchedGame, BoardRLError, Game, IllegalMoveError, NotationError
+from boardrl.errors import BoardRLError
+from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError
 
 COLS = 7
 ROWS = 6

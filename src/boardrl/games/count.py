@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 
 
 def _check_plies(plies: int) -> int:

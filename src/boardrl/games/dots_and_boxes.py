@@ -29,7 +29,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from boardrl.games.base import BatchedGame, BoardRLError, Game, IllegalMoveError, NotationError, WrongGameError
+from boardrl.errors import BoardRLError
+from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError, WrongGameError
 
 #: Edge sets are int64 bitmasks, and bit ``E`` serves as the "no box" sentinel, so E <= 62.
 MAX_EDGES = 62

@@ -32,8 +32,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from boardrl.agents.base import Agent
-from boardrl.tracking.io import atomic_save_npz, atomic_write_json
-from boardrl.games.base import BoardRLError, Game
+from boardrl.atomic_io import atomic_save_npz, atomic_write_json
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 
 EvalCallback = Callable[[int, Agent], None]
 CHECKPOINT_FORMAT = 1

@@ -33,7 +33,8 @@ from pydantic import Field, model_validator
 
 from boardrl.agents.base import Agent
 from boardrl.agents.learned import GreedyQAgent, QTable, greedy_first, table_find_or_insert
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.learn.base import (
     Checkpoint,
     EvalCallback,

@@ -272,7 +272,7 @@ def compose(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: P
 def build_report(results_dir: Path, out_dir: Path, *, ui: str = DEFAULT_UI,
                  data_summary: Path | None = None) -> list[Path]:
     """Write ``report.md``, ``index.html`` and ``figures/*.png`` into ``out_dir``; returns the files written."""
-    from boardrl.tracking.io import atomic_directory
+    from boardrl.atomic_io import atomic_directory
 
     exps = load_results(Path(results_dir))
     links = Links(ui)

@@ -18,9 +18,9 @@ from typing import Any
 
 import pandas as pd
 
-from boardrl.games.base import BoardRLError
+from boardrl.errors import BoardRLError
+from boardrl.evaluate.stats import SEATS
 
-SEATS = ("as_first", "as_second", "combined")
 CURVE_COLUMNS = ("step", "opponent", "seat", "win", "draw", "loss", "games")
 PROVENANCE_KEYS = ("game", "agent", "games_trained", "seconds", "seed", "mlflow_run_id", "git_commit",
                    "params_hash", "dvc_exp_name")

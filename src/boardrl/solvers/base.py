@@ -54,7 +54,7 @@ class Referee(ABC):
 
 def make_referee(game: Game) -> Referee:
     """The referee for a game; ``BoardRLError`` when none exists (e.g. Conniption, Dots and Boxes > 3x3)."""
-    from boardrl.games.base import BoardRLError
+    from boardrl.errors import BoardRLError
 
     gid = game.game_id
     if gid == "tictactoe":

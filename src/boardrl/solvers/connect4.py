@@ -38,7 +38,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from boardrl.games.base import BoardRLError, Game, IllegalMoveError
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game, IllegalMoveError
 from boardrl.games.connect4 import BOARD, CELLS, COLS, ROWS, has_four, winning_cells
 from boardrl.games.connect4 import playable_cells as playable
 from boardrl.solvers.base import Referee, Verdict

@@ -24,10 +24,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes, DotsAndBoxesState, Geometry
 from boardrl.solvers.base import Referee, Verdict
-from boardrl.tracking.io import atomic_writer
+from boardrl.atomic_io import atomic_writer
 
 #: 2^24 int8 entries = 16 MiB: 3x3 boxes, 2x4 (22 edges), 1x7 (22 edges) fit; 4x4 (40 edges) does not.
 MAX_REFEREE_EDGES = 24

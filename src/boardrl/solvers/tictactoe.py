@@ -15,7 +15,8 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from boardrl.games.base import BoardRLError, Game
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
 from boardrl.games.tictactoe import TicTacToeState, apply, legal_bits, status
 from boardrl.solvers.base import Referee, Verdict
 

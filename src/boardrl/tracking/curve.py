@@ -19,10 +19,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from boardrl.tracking.io import atomic_write_json, atomic_write_tsv
+from boardrl.atomic_io import atomic_write_json, atomic_write_tsv
+from boardrl.evaluate.stats import SEATS
 
 HEADER = ("step", "opponent", "seat", "win", "draw", "loss", "games")
-SEATS = ("as_first", "as_second", "combined")
 PROGRESS_FILE = "pipeline_curve.json"
 RATE_DIGITS = 6
 

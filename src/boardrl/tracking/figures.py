@@ -8,8 +8,8 @@ them without building the report.  Matplotlib runs headless (Agg).
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
+from boardrl.evaluate.stats import SEATS
 
-SEATS = ("as_first", "as_second", "combined")
 OUTCOMES = (("win", "tab:green"), ("draw", "tab:gray"), ("loss", "tab:red"))
 
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from boardrl.tracking import io as aio
+from boardrl import atomic_io as aio
 
 
 def _debris(directory) -> list[str]:
