@@ -11,7 +11,8 @@ from boardrl.agents import make_agent
 from boardrl.agents.base import RandomAgent
 from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
-from boardrl.learn import LEARNER_PARAMS, TabularQParams, make_learner
+from boardrl.learn import learner_params_model, make_learner
+from boardrl.learn.tabular_q import TabularQParams
 
 TTT = make_game("tictactoe")
 S0_MOVES = "3758"  # seed 000 experiments 01/02: X on cells 3 and 5, O on 7 and 8, X to move
@@ -33,7 +34,7 @@ def ttt_agent(tmp_path_factory):
 
 
 def test_defaults_are_seed_000():
-    p = LEARNER_PARAMS["tabular_q"]()
+    p = learner_params_model("tabular_q")()
     assert (p.alpha, p.gamma, p.init_std, p.games, p.opponent, p.reward) == (0.1, 1.0, 0.3, 70_000, None, "result")
     assert p.exploration.schedule == "constant" and p.exploration.epsilon(0) == p.exploration.epsilon(10**6) == 1.0
 

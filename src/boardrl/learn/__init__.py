@@ -1,32 +1,58 @@
-"""Training algorithms that produce agents.
+"""Training algorithms that produce agents, found by name.
 
-``make_learner(name)`` gives a learner, ``LEARNER_PARAMS[name]`` its pydantic params model (extra keys
-forbidden, defaults reproduce the seed the learner comes from), and ``load_agent(game, agent_name, model_dir)``
-restores what a learner's agent saved.  The contract every learner keeps is in ``learn/base.py``.
+A learner lives in ``learn/<name>.py`` and names its class in a module-level ``LEARNER = ...``; the base class
+and its contract are in ``learn/base.py``.  Why discovery by module name instead of a hand-kept table here:
+adding ``learn/dqn.py`` must not touch a file every other learner imports, so existing experiments keep
+their code fingerprint and DVC does not retrain them.
+
+``make_learner(name)`` gives a learner, ``learner_params_model(name)`` its pydantic params model (extra keys
+forbidden; defaults reproduce the seed the learner comes from), ``learner_names()`` every learner, and
+``load_agent(game, agent_name, model_dir)`` restores what a learner's agent saved.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from functools import cache
+from pathlib import Path
+
 from boardrl.agents.learned import load_agent
 from boardrl.learn.base import EvalCallback, Exploration, Learner, LearnError, LearnerParams
-from boardrl.learn.tabular_q import TabularQLearner, TabularQParams
 
-_LEARNERS: dict[str, type[Learner]] = {"tabular_q": TabularQLearner}
+_MARKER = "\nLEARNER = "
 
-#: Each learner's params model, by learner name (the pipeline's config schema embeds these).
-LEARNER_PARAMS: dict[str, type[LearnerParams]] = {name: cls.params_model for name, cls in _LEARNERS.items()}
-LEARNER_NAMES = tuple(_LEARNERS)
+
+@cache
+def learner_names() -> tuple[str, ...]:
+    """Every learner module of this package (those that set ``LEARNER``), sorted; nothing is imported."""
+    here = Path(__file__).parent
+    names = [m.name for m in pkgutil.iter_modules([str(here)])
+             if not m.ispkg and _MARKER in (here / f"{m.name}.py").read_text(encoding="utf-8")]
+    return tuple(sorted(names))
+
+
+def learner_class(name: str) -> type[Learner]:
+    """The Learner subclass called ``name``; ``LearnError`` naming the known learners otherwise."""
+    if name not in learner_names():
+        raise LearnError(f"unknown learner {name!r}; known learners: {', '.join(learner_names())}")
+    cls = importlib.import_module(f"boardrl.learn.{name}").LEARNER
+    if cls.name != name:
+        raise LearnError(f"learn/{name}.py sets LEARNER to {cls.__name__}, whose name is {cls.name!r}")
+    return cls
+
+
+def learner_params_model(name: str) -> type[LearnerParams]:
+    """The params model of learner ``name`` (its defaults are the learner's own)."""
+    return learner_class(name).params_model
 
 
 def make_learner(name: str) -> Learner:
-    """The learner called ``name``; ``LearnError`` naming the known learners otherwise."""
-    cls = _LEARNERS.get(name)
-    if cls is None:
-        raise LearnError(f"unknown learner {name!r}; known learners: {', '.join(LEARNER_NAMES)}")
-    return cls()
+    """A fresh learner called ``name``."""
+    return learner_class(name)()
 
 
 __all__ = [
-    "EvalCallback", "Exploration", "LEARNER_NAMES", "LEARNER_PARAMS", "Learner", "LearnError", "LearnerParams",
-    "TabularQLearner", "TabularQParams", "load_agent", "make_learner",
+    "EvalCallback", "Exploration", "Learner", "LearnError", "LearnerParams", "learner_class", "learner_names",
+    "learner_params_model", "load_agent", "make_learner",
 ]

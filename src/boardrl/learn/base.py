@@ -1,20 +1,22 @@
-"""The Learner interface and what every learner shares: params, exploration schedules, checkpoints.
+"""The Learner base class: it owns the training loop, so a learner writes only what is its own.
 
-A learner turns a game and a params model into an Agent.  The pipeline's train stage (and any library user)
-calls ``train(game, params, seed=..., checkpoint_dir=..., eval_points=[...], on_eval=...)``:
+In the way Stable-Baselines3's ``BaseAlgorithm`` does, ``Learner.train`` runs everything every learner shares:
 
-- ``eval_points`` are numbers of training games (log-spaced in the pipeline); at each one the learner calls
-  ``on_eval(games_played, agent)`` with a frozen greedy agent, so learning curves come for free.
-- Training runs in *segments* that end at every eval point, every ``checkpoint_every`` games and at the end.
-  No game is in flight at a segment end, so a checkpoint there (model + RNG state + counters) is the whole
-  truth: a killed run resumes from its last checkpoint and ends with exactly the result of an uninterrupted
-  run with the same seed.  Because the segment ends are part of that trajectory, the checkpoint's fingerprint
-  covers game, learner, params, seed and eval points; a checkpoint with another fingerprint is ignored.
-- Eval points at or before the checkpoint a run resumes from are not called again (their results were
-  delivered before the checkpoint was written); callers keep what they measured (the pipeline keeps it in the
-  checkpoint directory).
-- When training completes the checkpoint directory is removed: a checkpoint only ever stands for an
-  unfinished run, so re-running a finished experiment (say, with new code) trains afresh.
+- the **budget**, counted in the learner's ``unit`` (``"games"`` or ``"steps"``, the params field of that name);
+- **segments** that end at every evaluation point, every ``checkpoint_every`` units and at the end;
+- **evaluation points**: ``on_eval(done, agent)`` gets a frozen snapshot agent; whatever it returns (a JSON-able
+  record, e.g. the learning-curve rows) is kept in ``learner.evaluations`` *and in the checkpoint*, so a resumed
+  run hands back the whole curve, including the points measured before it was killed;
+- **checkpoints** (learn/checkpoint.py) after each segment: the learner's state tree (numpy arrays, torch modules
+  and optimizers, replay buffers, every random generator) plus torch's global random state when torch is in
+  use, so a killed run resumes to exactly the result of an uninterrupted one (on CPU);
+- a **tqdm progress bar** and a **metrics hook**: ``self.log_metrics({...}, step)`` from a learner (losses,
+  epsilon) and the base's own throughput go to ``on_metrics`` (the pipeline sends them to MLflow with ``step``).
+
+A learner subclass implements ``setup`` (fresh state from the seed), ``train_segment(start, end)`` (advance
+exactly from ``start`` to ``end`` units, nothing in flight at the end), ``state_dict``/``load_state_dict`` and
+``snapshot`` (a frozen agent of the current state).  The checkpoint directory is removed when training
+completes: a checkpoint only ever stands for an unfinished run.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import shutil
-import warnings
+import sys
+import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
@@ -32,13 +34,18 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from boardrl.agents.base import Agent
-from boardrl.atomic_io import atomic_save_npz, atomic_write_json
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
+from boardrl.learn.checkpoint import MANIFEST, Checkpoint
 
-EvalCallback = Callable[[int, Agent], None]
-CHECKPOINT_FORMAT = 1
-MANIFEST = "checkpoint.json"
+__all__ = [
+    "EvalCallback", "Exploration", "Learner", "LearnError", "LearnerParams", "MANIFEST", "MetricsCallback",
+    "check_eval_points", "fingerprint", "rng_from_json", "rng_state_json", "segment_ends",
+]
+
+EvalCallback = Callable[[int, Agent], Any]
+MetricsCallback = Callable[[dict[str, float], int], None]
+Unit = Literal["games", "steps"]
 
 
 class LearnError(BoardRLError):
@@ -46,10 +53,10 @@ class LearnError(BoardRLError):
 
 
 class Exploration(BaseModel):
-    """epsilon of epsilon-greedy as a function of training games played.
+    """epsilon of epsilon-greedy as a function of training progress (in the learner's unit).
 
     constant: ``start`` throughout.  linear: ``start`` -> ``end`` over ``decay_games``, then ``end``.
-    exponential: ``end + (start - end) * exp(-games / decay_games)``.
+    exponential: ``end + (start - end) * exp(-progress / decay_games)``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -69,12 +76,11 @@ class Exploration(BaseModel):
 
 
 class LearnerParams(BaseModel):
-    """Fields every learner has.  ``games`` is the training budget (complete games)."""
+    """Fields every learner has.  The budget field is named after the learner's unit (``games`` or ``steps``)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    games: int = Field(ge=1)
-    checkpoint_every: int = Field(10_000, ge=1, description="games between checkpoints")
+    checkpoint_every: int = Field(10_000, ge=1, description="units (games or steps) between checkpoints")
 
 
 class Learner(ABC):
@@ -82,18 +88,52 @@ class Learner(ABC):
 
     name: ClassVar[str]
     params_model: ClassVar[type[LearnerParams]]
+    unit: ClassVar[Unit] = "games"
+
+    def __init__(self) -> None:
+        self.evaluations: dict[int, Any] = {}
+        self._on_metrics: MetricsCallback | None = None
+
+    # ------------------------------------------------------------------ what a learner writes
+    @abstractmethod
+    def setup(self, game: Game, params: LearnerParams, seed: int, opponent: Agent | None) -> None:
+        """Build fresh state (tables, networks, optimizers, buffers, random generators) from the seed."""
 
     @abstractmethod
-    def train(
-        self,
-        game: Game,
-        params: LearnerParams | dict,
-        *,
-        seed: int,
-        checkpoint_dir: Path,
-        eval_points: list[int],
-        on_eval: EvalCallback,
-    ) -> Agent: ...
+    def train_segment(self, start: int, end: int) -> None:
+        """Train from ``start`` to exactly ``end`` units; nothing may be left in flight at ``end``."""
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]:
+        """Everything ``train_segment`` depends on, as a tree of arrays, tensors and plain values."""
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` returned (called after ``setup``)."""
+
+    @abstractmethod
+    def snapshot(self) -> Agent:
+        """A frozen agent of the current state: later training must not change it."""
+
+    def final_agent(self) -> Agent:
+        """The agent ``train`` returns (default: a snapshot)."""
+        return self.snapshot()
+
+    def check_game(self, game: Game, params: LearnerParams) -> None:
+        """Refuse a game/params combination that cannot work (``LearnError``); default: everything works."""
+
+    def opponent_spec(self, params: LearnerParams) -> str | None:
+        """The agent spec this learner trains against (None = self-play); read from ``params.opponent``."""
+        return getattr(params, "opponent", None)
+
+    # ------------------------------------------------------------------ shared by every learner
+    def log_metrics(self, metrics: dict[str, float], step: int) -> None:
+        """Send training metrics (loss, epsilon, ...) to whoever listens (the pipeline: MLflow, with ``step``)."""
+        if self._on_metrics is not None:
+            self._on_metrics(metrics, int(step))
+
+    def budget(self, params: LearnerParams) -> int:
+        return int(getattr(params, self.unit))
 
     def check_params(self, params: LearnerParams | dict | None) -> LearnerParams:
         """The params as this learner's model (a dict is validated; another learner's model is refused)."""
@@ -110,25 +150,149 @@ class Learner(ABC):
             raise LearnError(f"{self.name} needs {self.params_model.__name__}, got {type(params).__name__}")
         return params
 
+    def train(
+        self,
+        game: Game,
+        params: LearnerParams | dict,
+        *,
+        seed: int,
+        checkpoint_dir: Path,
+        eval_points: list[int],
+        on_eval: EvalCallback | None = None,
+        on_metrics: MetricsCallback | None = None,
+        opponent: Agent | None = None,
+        progress: bool = False,
+    ) -> Agent:
+        """Train (resuming from ``checkpoint_dir`` when it holds this run's checkpoint) and return the agent.
 
-def check_eval_points(eval_points: list[int], games: int) -> list[int]:
-    """Sorted unique eval points; each must lie in 0..games."""
+        ``opponent`` (an Agent) overrides the params' opponent spec.  ``learner.evaluations`` maps each eval
+        point to what ``on_eval`` returned there, across interruptions.
+        """
+        p = self.check_params(params)
+        total = self.budget(p)
+        points = check_eval_points(eval_points, total, self.unit)
+        self.check_game(game, p)
+        opp = opponent if opponent is not None else self._make_opponent(game, self.opponent_spec(p))
+        extra_fp = [repr(opponent)] if opponent is not None else []
+        ckpt = Checkpoint(checkpoint_dir, fingerprint(self.name, game, p, seed, points + extra_fp))
+        self._on_metrics = on_metrics
+        self.setup(game, p, seed, opp)
+        done, seconds = self._restore(ckpt)
+        t0 = time.perf_counter()
+        with _progress_bar(total, done, self.unit, f"{self.name} on {game.game_id}", progress) as bar:
+            if done == 0 and 0 in points:
+                self._evaluate(0, on_eval)
+            for end in segment_ends(total, points, p.checkpoint_every):
+                if end <= done:
+                    continue
+                self._run_segment(done, end)
+                bar.update(end - done)
+                done = end
+                if end in points:
+                    self._evaluate(end, on_eval)
+                if end < total:
+                    self._save(ckpt, done, seconds + time.perf_counter() - t0)
+        ckpt.clear()
+        agent = self.final_agent()
+        agent.stats = {**getattr(agent, "stats", {}), "seconds": seconds + time.perf_counter() - t0}
+        return agent
+
+    # ------------------------------------------------------------------ the loop's pieces
+    def _run_segment(self, start: int, end: int) -> None:
+        t = time.perf_counter()
+        self.train_segment(start, end)
+        rate = (end - start) / max(time.perf_counter() - t, 1e-9)
+        self.log_metrics({f"{self.unit}_per_s": rate}, end)
+
+    def _evaluate(self, done: int, on_eval: EvalCallback | None) -> None:
+        record = on_eval(done, self.snapshot()) if on_eval is not None else None
+        self.evaluations[int(done)] = record
+
+    def _save(self, ckpt: Checkpoint, done: int, seconds: float) -> None:
+        state = {"learner": self.state_dict(), "torch_rng": _torch_rng_state()}
+        evaluations = {str(k): v for k, v in sorted(self.evaluations.items())}
+        ckpt.save(done, state, {"evaluations": evaluations, "seconds": seconds})
+
+    def _restore(self, ckpt: Checkpoint) -> tuple[int, float]:
+        """(units done, seconds spent) from the checkpoint, after loading the learner's state; (0, 0) fresh."""
+        self.evaluations = {}
+        loaded = ckpt.load()
+        if loaded is None:
+            return 0, 0.0
+        self.load_state_dict(loaded.state["learner"])
+        _set_torch_rng_state(loaded.state.get("torch_rng"))
+        self.evaluations = {int(k): v for k, v in loaded.extra.get("evaluations", {}).items()}
+        return loaded.done, float(loaded.extra.get("seconds", 0.0))
+
+    @staticmethod
+    def _make_opponent(game: Game, spec: str | None) -> Agent | None:
+        if spec is None:
+            return None
+        from boardrl.agents import make_agent
+
+        return make_agent(game, spec)
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def __enter__(self) -> "_NoBar":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+def _progress_bar(total: int, done: int, unit: str, desc: str, show: bool):
+    if not show:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=done, unit=unit[:-1], unit_scale=True, desc=desc, file=sys.stderr,
+                dynamic_ncols=True, mininterval=1.0)
+
+
+def _torch_rng_state() -> dict[str, Any] | None:
+    """torch's global random state (CPU and CUDA) when torch is in use; None for runs that never import it."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    state = {"cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_torch_rng_state(state: dict[str, Any] | None) -> None:
+    if state is None:
+        return
+    import torch
+
+    torch.set_rng_state(state["cpu"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def check_eval_points(eval_points: list[int], total: int, unit: str = "games") -> list[int]:
+    """Sorted unique eval points; each must lie in 0..total."""
     pts = sorted({int(p) for p in eval_points})
-    bad = [p for p in pts if p < 0 or p > games]
+    bad = [p for p in pts if p < 0 or p > total]
     if bad:
-        raise LearnError(f"eval points {bad} lie outside 0..{games} (the training budget in games)")
+        raise LearnError(f"eval points {bad} lie outside 0..{total} (the training budget in {unit})")
     return pts
 
 
-def segment_ends(games: int, eval_points: list[int], checkpoint_every: int) -> list[int]:
-    """Game counts where a segment ends: positive eval points, multiples of checkpoint_every, and the end."""
+def segment_ends(total: int, eval_points: list[int], checkpoint_every: int) -> list[int]:
+    """Where segments end: positive eval points, multiples of checkpoint_every, and the end."""
     ends = {p for p in eval_points if p > 0}
-    ends.update(range(checkpoint_every, games, checkpoint_every))
-    ends.add(games)
+    ends.update(range(checkpoint_every, total, checkpoint_every))
+    ends.add(total)
     return sorted(ends)
 
 
-def fingerprint(learner: str, game: Game, params: BaseModel, seed: int, eval_points: list[int]) -> str:
+def fingerprint(learner: str, game: Game, params: BaseModel, seed: int, eval_points: list) -> str:
     """Hash of everything that determines a training trajectory; a checkpoint only resumes a run with the same."""
     blob = json.dumps(
         {"learner": learner, "game": game.game_id, "params": params.model_dump(mode="json"), "seed": int(seed),
@@ -136,56 +300,6 @@ def fingerprint(learner: str, game: Game, params: BaseModel, seed: int, eval_poi
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-class Checkpoint:
-    """A checkpoint directory: named numpy arrays plus a JSON manifest written last.
-
-    Arrays go to files named after the game count (``arrays-<games>.npz``); the manifest points at the current
-    one and is replaced atomically, so a run killed while writing leaves the previous checkpoint intact.
-    """
-
-    def __init__(self, directory: Path, fingerprint: str) -> None:
-        self.dir = Path(directory)
-        self.fingerprint = fingerprint
-
-    def load(self) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
-        """(manifest, arrays) of a checkpoint with our fingerprint, or None to start fresh."""
-        path = self.dir / MANIFEST
-        if not path.is_file():
-            return None
-        try:
-            manifest = json.loads(path.read_text())
-            if manifest.get("fingerprint") != self.fingerprint or manifest.get("format") != CHECKPOINT_FORMAT:
-                warnings.warn(f"ignoring checkpoint in {self.dir}: it belongs to other params, seed or eval points",
-                              stacklevel=3)
-                return None
-            with np.load(self.dir / manifest["arrays"]) as data:
-                arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-            warnings.warn(f"ignoring unreadable checkpoint in {self.dir}: {exc}", stacklevel=3)
-            return None
-        return manifest, arrays
-
-    def save(self, games_done: int, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        name = f"arrays-{games_done:012d}.npz"
-        atomic_save_npz(self.dir / name, **arrays)
-        manifest = {"format": CHECKPOINT_FORMAT, "fingerprint": self.fingerprint, "games_done": games_done,
-                    "arrays": name, **state}
-        atomic_write_json(self.dir / MANIFEST, manifest)
-        for old in self.dir.glob("arrays-*.npz"):
-            if old.name != name:
-                old.unlink(missing_ok=True)
-
-    def clear(self) -> None:
-        """Remove the whole checkpoint directory: it belongs to one unfinished run.
-
-        Callers may keep their own resume state there (the pipeline keeps the curve points it measured); it is
-        meant to go with the checkpoint, so a finished run leaves nothing that a later run could resume from.
-        """
-        if self.dir.is_dir():
-            shutil.rmtree(self.dir)
 
 
 def rng_state_json(rng: np.random.Generator) -> dict:

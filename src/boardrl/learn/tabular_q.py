@@ -23,8 +23,6 @@ applied one row at a time in a numba kernel, so the order is fixed and results a
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -35,19 +33,7 @@ from boardrl.agents.base import Agent
 from boardrl.agents.learned import GreedyQAgent, QTable, greedy_first, table_find_or_insert
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
-from boardrl.learn.base import (
-    Checkpoint,
-    EvalCallback,
-    Exploration,
-    Learner,
-    LearnError,
-    LearnerParams,
-    check_eval_points,
-    fingerprint,
-    rng_from_json,
-    rng_state_json,
-    segment_ends,
-)
+from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 
 SEATS = {"first": 0, "second": 1}
 
@@ -150,6 +136,7 @@ class _Trainer:
         self.start_row = np.asarray(start, dtype=np.int64)
         self.opponent = opponent
         self.learner_moves = 0
+        self.games_done = 0
 
     def _learner_players(self, game_numbers: np.ndarray) -> np.ndarray:
         """Player the learner is in each of these games (-1: both, in self-play)."""
@@ -219,76 +206,57 @@ class _Trainer:
             active[stop] = False  # these rows keep their finished state: no legal move, step leaves them alone
             started += restart.size
             done += ended.size
+        self.games_done = end_game
 
 
 class TabularQLearner(Learner):
-    """Tabular Q-learning (see the module docstring)."""
+    """Tabular Q-learning (see the module docstring); the loop, checkpoints and eval points are the base's."""
 
     name = "tabular_q"
     params_model = TabularQParams
+    unit = "games"
 
-    def train(
-        self,
-        game: Game,
-        params: TabularQParams | dict,
-        *,
-        seed: int,
-        checkpoint_dir: Path,
-        eval_points: list[int],
-        on_eval: EvalCallback,
-        opponent: Agent | None = None,
-    ) -> GreedyQAgent:
-        """Train and return the greedy agent; ``opponent`` (an Agent) overrides ``params.opponent``.
-
-        Resumes from ``checkpoint_dir`` and removes it once training completes (see learn/base.py).
-        """
-        p = self.check_params(params)
-        points = check_eval_points(eval_points, p.games)
-        on_eval = on_eval or (lambda games, agent: None)
-        start = self._start_state(game, p.start)
-        if p.reward == "margin" and game.score_margin(start) is None:
+    def check_game(self, game: Game, params: TabularQParams) -> None:
+        start = self._start_state(game, params.start)
+        if params.reward == "margin" and game.score_margin(start) is None:
             raise LearnError(f"tabular_q reward 'margin': {game.game_id} keeps no score; use reward 'result'")
-        opp = opponent if opponent is not None else self._make_opponent(game, p.opponent)
-        fp = fingerprint(self.name, game, p, seed, points + ([repr(opp)] if opponent is not None else []))
-        ckpt = Checkpoint(checkpoint_dir, fp)
-        t0 = time.perf_counter()
-        table, rng, games_done, moves, seconds = self._restore(game, p, seed, ckpt)
-        trainer = _Trainer(game, p, table, rng, start, opp)
-        trainer.learner_moves = moves
-        meta = {"learner": self.name, "seed": int(seed), "params": p.model_dump(mode="json")}
-        if games_done == 0 and 0 in points:
-            on_eval(0, GreedyQAgent(game, table.copy(), self.name, {**meta, "games": 0}))
-        for end in segment_ends(p.games, points, p.checkpoint_every):
-            if end <= games_done:
-                continue
-            trainer.play(games_done, end)
-            games_done = end
-            if end in points:
-                on_eval(end, GreedyQAgent(game, table.copy(), self.name, {**meta, "games": end}))
-            if end < p.games:
-                keys, vals = table.compact()
-                ckpt.save(games_done, {"init_seed": int(table.init_seed), "rng": rng_state_json(rng),
-                                       "learner_moves": trainer.learner_moves,
-                                       "seconds": seconds + time.perf_counter() - t0},
-                          {"keys": keys, "values": vals})
-        ckpt.clear()
-        meta.update(games=p.games, states=len(table), learner_moves=trainer.learner_moves)
-        agent = GreedyQAgent(game, table, self.name, meta)
-        agent.stats = {**meta, "seconds": seconds + time.perf_counter() - t0}  # timing: not saved with the model
-        return agent
 
-    @staticmethod
-    def _restore(game: Game, p: TabularQParams, seed: int, ckpt: Checkpoint):
-        """(table, rng, games done, learner moves, seconds) from the checkpoint, or fresh ones from the seed."""
-        loaded = ckpt.load()
-        if loaded is None:
-            init_seed = int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0])
-            table = QTable(len(game.state_type._fields), game.num_actions, init_seed, p.init_std)
-            return table, np.random.default_rng(seed), 0, 0, 0.0
-        manifest, arrays = loaded
-        table = QTable.from_arrays(arrays["keys"], arrays["values"], manifest["init_seed"], p.init_std)
-        return (table, rng_from_json(manifest["rng"]), manifest["games_done"], manifest["learner_moves"],
-                manifest["seconds"])
+    def setup(self, game: Game, params: TabularQParams, seed: int, opponent: Agent | None) -> None:
+        init_seed = int(np.random.SeedSequence(seed, spawn_key=(1,)).generate_state(1, np.uint64)[0])
+        table = QTable(len(game.state_type._fields), game.num_actions, init_seed, params.init_std)
+        self.game, self.params, self.seed = game, params, int(seed)
+        self.trainer = _Trainer(game, params, table, np.random.default_rng(seed),
+                                self._start_state(game, params.start), opponent)
+
+    def train_segment(self, start: int, end: int) -> None:
+        self.trainer.play(start, end)
+
+    def state_dict(self) -> dict:
+        keys, vals = self.trainer.table.compact()
+        return {"keys": keys, "values": vals, "init_seed": int(self.trainer.table.init_seed),
+                "rng": rng_state_json(self.trainer.rng), "learner_moves": self.trainer.learner_moves,
+                "games_done": self.trainer.games_done}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.trainer.table = QTable.from_arrays(state["keys"], state["values"], state["init_seed"],
+                                                self.params.init_std)
+        self.trainer.rng = rng_from_json(state["rng"])
+        self.trainer.learner_moves = int(state["learner_moves"])
+        self.trainer.games_done = int(state["games_done"])
+
+    def _meta(self, games: int) -> dict:
+        return {"learner": self.name, "seed": self.seed, "params": self.params.model_dump(mode="json"),
+                "games": games}
+
+    def snapshot(self) -> GreedyQAgent:
+        return GreedyQAgent(self.game, self.trainer.table.copy(), self.name, self._meta(self.trainer.games_done))
+
+    def final_agent(self) -> GreedyQAgent:
+        t = self.trainer
+        meta = {**self._meta(self.params.games), "states": len(t.table), "learner_moves": t.learner_moves}
+        agent = GreedyQAgent(self.game, t.table, self.name, meta)
+        agent.stats = dict(meta)  # facts of this run; the base adds its seconds (not saved with the model)
+        return agent
 
     @staticmethod
     def _start_state(game: Game, moves: str):
@@ -300,10 +268,5 @@ class TabularQLearner(Learner):
             raise LearnError(f"tabular_q start {moves!r}: the game is already over there")
         return state
 
-    @staticmethod
-    def _make_opponent(game: Game, spec: str | None) -> Agent | None:
-        if spec is None:
-            return None
-        from boardrl.agents import make_agent
 
-        return make_agent(game, spec)
+LEARNER = TabularQLearner

@@ -1,0 +1,82 @@
+"""Network building blocks: every body with every head on every game's planes, the dueling identity, training."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from boardrl.errors import BoardRLError
+from boardrl.games import make_game
+from boardrl.learn.nn import ConvConfig, MLPConfig, ResidualConfig, build_network, default_network_config, parse_network_config
+
+GAMES = ["tictactoe", "connect4", "dots_and_boxes_3x3", "conniption"]
+BODIES = [
+    {"body": "mlp", "hidden": [16, 8]},
+    {"body": "mlp", "hidden": [8], "activation": "tanh"},
+    {"body": "conv", "channels": [4, 6], "kernel_size": 3},
+    {"body": "conv", "channels": [4], "kernel_size": 2},  # even kernel: "same" padding still keeps the size
+    {"body": "residual", "channels": 4, "blocks": 2},
+]
+HEADS = [{"head": "q"}, {"head": "q", "value_activation": "tanh", "head_hidden": 5}, {"head": "dueling"},
+         {"head": "policy_value", "head_hidden": 3}]
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+@pytest.mark.parametrize("body", BODIES, ids=lambda b: f"{b['body']}{len(b)}")
+@pytest.mark.parametrize("head", HEADS, ids=lambda h: "-".join(map(str, h.values())))
+def test_every_body_and_head_builds_with_the_right_output_shapes(game_id, body, head):
+    game = make_game(game_id)
+    net = build_network({**body, **head}, game.encoding_shape, game.num_actions)
+    out = net(torch.randn(5, *game.encoding_shape))
+    if head["head"] == "policy_value":
+        logits, value = out
+        assert logits.shape == (5, game.num_actions) and value.shape == (5,)
+        assert value.abs().max() <= 1
+    else:
+        assert out.shape == (5, game.num_actions)
+        if head.get("value_activation") == "tanh":
+            assert out.abs().max() <= 1
+
+
+def test_dueling_output_minus_value_has_zero_mean_over_actions():
+    torch.manual_seed(0)
+    net = build_network(MLPConfig(hidden=[16], head="dueling", head_hidden=8), (2, 3, 3), 9)
+    x = torch.randn(7, 2, 3, 3)
+    q = net(x)
+    v, a = net.head.streams(net.body(x))
+    centred = q - v.unsqueeze(-1)
+    assert torch.allclose(centred.mean(dim=1), torch.zeros(7), atol=1e-6)
+    assert torch.allclose(centred, a - a.mean(dim=1, keepdim=True), atol=1e-6)
+
+
+@pytest.mark.parametrize("config", [MLPConfig(head="q"), ConvConfig(channels=[4], head="dueling"),
+                                    ResidualConfig(channels=4, blocks=1, head="policy_value")],
+                         ids=["mlp", "conv", "residual"])
+def test_one_optimizer_step_changes_every_parameter(config):
+    torch.manual_seed(0)
+    net = build_network(config, (2, 6, 7), 7)
+    before = [p.detach().clone() for p in net.parameters()]
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    out = net(torch.randn(8, 2, 6, 7))
+    loss = out[0].pow(2).mean() + (out[1] - 0.5).pow(2).mean() if isinstance(out, tuple) else out.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    changed = [not torch.equal(b, p) for b, p in zip(before, net.parameters())]
+    assert all(changed)
+
+
+def test_config_round_trips_and_refuses_bad_input():
+    for config in (MLPConfig(), ConvConfig(head="dueling"), ResidualConfig(head="policy_value"), default_network_config()):
+        assert parse_network_config(config.model_dump()) == config
+    with pytest.raises(BoardRLError, match="body"):
+        parse_network_config({"body": "transformer"})
+    with pytest.raises(BoardRLError, match="hiden"):
+        parse_network_config({"body": "mlp", "hiden": [4]})
+    with pytest.raises(BoardRLError, match="always tanh"):
+        parse_network_config({"body": "mlp", "head": "policy_value", "value_activation": "tanh"})
+    with pytest.raises(BoardRLError, match="encoding_shape"):
+        build_network(MLPConfig(), (3, 3), 9)
+    net = build_network(MLPConfig(), (2, 3, 3), 9)
+    with pytest.raises(BoardRLError, match="input has shape"):
+        net(torch.zeros(1, 2, 6, 7))
