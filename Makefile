@@ -23,10 +23,14 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
-# The whole pipeline (dvc.yaml): data, training, evaluation, report.  The venv's bin/ goes first on PATH so the
-# stages' `python` is the project's interpreter; nothing is exported beyond this command.
+# The whole pipeline (dvc.yaml): data, training, evaluation, report.  PROFILE=default runs `dvc repro`; another
+# profile (profiles/<name>.yaml: tiny, full) runs as its own DVC experiment (`dvc exp run --temp -S ...`), so its
+# results stay apart (`dvc exp show`, `dvc exp apply <name>`).  params.yaml (+ the overlay) is validated first:
+# a mistake is one `error:` line before DVC runs.  The venv's bin/ goes first on PATH so the stages' `python`
+# is the project's interpreter; nothing is exported beyond this command.
+PROFILE ?= default
 repro: $(STAMP)
-	PATH="$(CURDIR)/.venv/bin:$$PATH" .venv/bin/dvc repro
+	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m boardrl.experiments.profiles run $(PROFILE)
 
 # MLflow UI over the project's tracking database: http://127.0.0.1:5000
 ui: $(STAMP)

@@ -11,13 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # the project's own sources, even without `pip install -e .`
+from boardrl.config import download_slice, fail, load_params_or_exit
+from boardrl.data import uci_download
+from boardrl.errors import BoardRLError
+from boardrl.tracking.provenance import params_hash
 
-from boardrl.config import download_slice, fail, load_params_or_exit  # noqa: E402
-from boardrl.data import uci_download  # noqa: E402
-from boardrl.errors import BoardRLError  # noqa: E402
-from boardrl.tracking.provenance import params_hash  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 OUT_DIR = ROOT / "data" / "raw"
 VENDOR_DIR = ROOT / "data" / "vendor"
@@ -44,8 +43,8 @@ def _track(params, got: uci_download.Obtained, seconds: float) -> None:
     from boardrl.tracking.mlflow_runs import log_metrics, stage_run
 
     sl = download_slice(params)
-    with stage_run(ROOT, stage="download", experiment="connect4", game="connect4", agent=None,
-                   params=sl, params_hash=params_hash(sl), seed=params.seed):
+    with stage_run(ROOT, stage="download", mlflow_experiment="connect4", run_name="download", game="connect4",
+                   params=sl, params_hash=params_hash(sl), profile=params.profile):
         import mlflow
 
         mlflow.set_tags({"data_source": got.source, "data_origin": got.origin,

@@ -11,14 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from boardrl.config import fail, load_params_or_exit, prepare_slice
+from boardrl.data import uci_download, uci_table
+from boardrl.errors import BoardRLError
+from boardrl.atomic_io import atomic_write_json
+from boardrl.tracking.provenance import params_hash
 
-from boardrl.config import fail, load_params_or_exit, prepare_slice  # noqa: E402
-from boardrl.data import uci_download, uci_table  # noqa: E402
-from boardrl.errors import BoardRLError  # noqa: E402
-from boardrl.atomic_io import atomic_write_json  # noqa: E402
-from boardrl.tracking.provenance import params_hash  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RAW = ROOT / "data" / "raw" / uci_download.DATA
 OUT_DIR = ROOT / "data" / "processed"
@@ -54,8 +53,8 @@ def _track(params, summary: dict, seconds: float) -> None:
     from boardrl.tracking.mlflow_runs import log_metrics, stage_run
 
     sl = prepare_slice(params)
-    with stage_run(ROOT, stage="prepare", experiment="connect4", game="connect4", agent=None,
-                   params=sl, params_hash=params_hash(sl), seed=params.seed):
+    with stage_run(ROOT, stage="prepare", mlflow_experiment="connect4", run_name="prepare", game="connect4",
+                   params=sl, params_hash=params_hash(sl), profile=params.profile):
         import mlflow
 
         regen = summary["regenerated"] or {}

@@ -2,8 +2,9 @@
 
     python pipeline/report.py [--results results] [--out reports] [--ui http://127.0.0.1:5000]
 
-Reads every learning curve, training summary and evaluation under results/ (and the UCI data checks of the
-prepare stage when present) and writes the report atomically: a failed build leaves the previous report.
+Reads every experiment under results/ (results/train/<id>/seed-<k>/{curve.tsv,summary.json} and
+results/eval/<id>.json; the UCI data checks of the prepare stage when present) and writes the report
+atomically: a failed build leaves the previous report.
 Bad or missing results give one line `error: ...` on stderr and exit status 2.
 """
 
@@ -13,11 +14,10 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from boardrl.errors import BoardRLError
+from boardrl.report import DEFAULT_UI, build_report
 
-from boardrl.errors import BoardRLError  # noqa: E402
-from boardrl.report import DEFAULT_UI, build_report  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,28 +1,32 @@
-"""params.yaml: the schema of every pipeline knob, its validation, and the slices each stage depends on.
+"""params.yaml: the schema of every pipeline knob, its validation, and the slice each stage depends on.
 
-Why validate up front: a typo (``eval_gmes``), an unknown game or opponent, a string where a number belongs or
-a negative budget would otherwise surface minutes into a run, as a traceback, after some outputs were
-rewritten.  Every stage script calls ``load_params`` (or ``load_params_or_exit``) before doing anything, and a
-bad file gives one line, ``error: params.yaml: <key path>: <problem>``, and exit status 2.
+Why validate up front: a typo (``eval_gmes``), an unknown game, learner or opponent, a string where a number
+belongs or a negative budget would otherwise surface minutes into a run, as a traceback, after some outputs
+were rewritten.  ``make repro`` checks the file before DVC reads it, and every stage script checks it again
+before doing anything: a bad file gives one line, ``error: params.yaml: <key path>: <problem>``, exit status 2.
 
 Layout (see params.yaml for the documented defaults):
 
-    seed                                   shared by every stage
-    data.{source, url, timeout_s}          download stage
-    prepare.{check_regenerated}            prepare stage
-    experiments: [{game, agent}, ...]      the train/evaluate matrix (agent = a learner name)
-    train.{eval_games, processes, curve, opponents.<game>, learners.<game>.<agent>}
-    evaluate.{games, optimal_positions, optimal_plies, processes, uci, opponents.<game>}
+    profile                                 default | tiny | full: which overlay of profiles/ produced the numbers
+    data.{source, url, timeout_s}           download stage
+    prepare.{check_regenerated}             prepare stage
+    train.{eval_games, curve, opponents.<game>}
+    evaluate.{seed, games, optimal_positions, per_game.<game>.{opponents, optimal_plies, uci}}
+    experiments.<id>.{game, learner, seeds, params, opponents, ladder}
 
-Per-game keys (``train.opponents.<game>``, ``train.learners.<game>.<agent>``, ``evaluate.opponents.<game>``)
-let DVC rerun only the stages of the game whose params changed.  ``train_slice``/``evaluate_slice`` return
-exactly what a stage depends on; its params hash is computed from that slice.
+An experiment is keyed by a stable id: its stages are ``train@<id>`` and ``evaluate@<id>`` and its outputs live
+under ``models/<id>/``, ``results/train/<id>/``, ``results/eval/<id>.json``.  ``params`` holds only what differs
+from the learner's own defaults (``learn/<learner>.py``).  Settings that cannot change a result (worker
+processes, progress bars) are not params: see ``runtime_processes``.  ``train_slice``/``evaluate_slice``
+return exactly what a stage's numbers depend on; its params hash is computed from that slice.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import re
 import signal
 import sys
 import types
@@ -37,6 +41,9 @@ from boardrl.errors import BoardRLError
 
 PARAMS_FILE = "params.yaml"
 EXIT_BAD_PARAMS = 2
+EXPERIMENT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+MODEL_PREFIX = "model:"
+PROCESSES_ENV = "BOARDRL_PROCESSES"
 
 
 class ConfigError(BoardRLError):
@@ -64,13 +71,8 @@ class PrepareParams(_Strict):
     check_regenerated: bool = Field(description="compare the data with the 8-ply positions regenerated from the rules")
 
 
-class Experiment(_Strict):
-    game: str
-    agent: str
-
-
 class Opponent(_Strict):
-    """A benchmark opponent: a ``make_agent`` spec and, optionally, its own number of games."""
+    """A benchmark opponent: an agent spec (``make_agent``) and, optionally, its own number of games."""
 
     agent: str = Field(min_length=1)
     games: int | None = Field(None, ge=2, description="seats alternate, so at least one game per seat")
@@ -86,6 +88,10 @@ def _as_opponent(value: Any) -> Any:
     return {"agent": value} if isinstance(value, str) else value
 
 
+def _opponent_list(v: Any) -> Any:
+    return [_as_opponent(o) for o in v] if isinstance(v, list) else v
+
+
 class CurveParams(_Strict):
     """Learning-curve evaluation points: 0 (optional), then ``first`` * 10^(k / per_decade), then the end."""
 
@@ -96,15 +102,13 @@ class CurveParams(_Strict):
 
 class TrainParams(_Strict):
     eval_games: int = Field(ge=2, description="games per opponent at each curve point (seats alternate)")
-    processes: int = Field(ge=1, le=64)
     curve: CurveParams
-    opponents: dict[str, list[Opponent]]
-    learners: dict[str, dict[str, dict[str, Any]]]
+    opponents: dict[str, list[Opponent]] = Field(description="per game: the learning curve's benchmark opponents")
 
     @field_validator("opponents", mode="before")
     @classmethod
     def _short_opponents(cls, v: Any) -> Any:
-        return _opponents_short_form(v)
+        return {g: _opponent_list(lst) for g, lst in v.items()} if isinstance(v, dict) else v
 
 
 class UciParams(_Strict):
@@ -115,49 +119,83 @@ class UciParams(_Strict):
     full_positions: int | None = Field(ge=1, description="cap on positions per label for the full protocol")
 
 
-class EvaluateParams(_Strict):
-    games: int = Field(ge=2, description="games per opponent unless the opponent sets its own")
-    optimal_positions: int = Field(ge=0, description="positions for the optimal-move rate (0 = skip)")
-    optimal_plies: dict[str, tuple[int, int]] = Field(
-        description="per game, [lo, hi] plies of random play before a position (default: anywhere in a game)"
-    )
-    processes: int = Field(ge=1, le=64)
-    uci: UciParams
-    opponents: dict[str, list[Opponent]]
+class GameEvaluation(_Strict):
+    """How agents of one game are judged: the ladder, where positions for the optimal-move rate come from, UCI."""
+
+    opponents: list[Opponent] = Field(description="the ladder, weakest first")
+    optimal_plies: tuple[int, int] | None = Field(
+        None, description="[lo, hi] plies of random play before a position (default: anywhere in a game)")
+    uci: UciParams | None = Field(None, description="Connect 4 only: the UCI start-position protocols")
 
     @field_validator("opponents", mode="before")
     @classmethod
     def _short_opponents(cls, v: Any) -> Any:
-        return _opponents_short_form(v)
+        return _opponent_list(v)
 
 
-def _opponents_short_form(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {g: [_as_opponent(o) for o in lst] if isinstance(lst, list) else lst for g, lst in v.items()}
-    return v
+class EvaluateParams(_Strict):
+    seed: int = Field(ge=0, lt=2**63, description="seed of evaluation games and position sets (same for all)")
+    games: int = Field(ge=2, description="games per opponent unless the opponent sets its own")
+    optimal_positions: int = Field(ge=0, description="positions for the optimal-move rate (0 = skip)")
+    per_game: dict[str, GameEvaluation]
+
+
+class Experiment(_Strict):
+    """One experiment: a learner trained on a game with one or more seeds, then evaluated."""
+
+    game: str = Field(min_length=1)
+    learner: str = Field(min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, description="training seeds")
+    params: dict[str, Any] = Field(default_factory=dict, description="learner params that differ from its defaults")
+    opponents: list[Opponent] | None = Field(None, description="learning-curve opponents (default: train.opponents)")
+    ladder: list[Opponent] | None = Field(None, description="evaluation ladder (default: evaluate.per_game)")
+    description: str = ""
+
+    @field_validator("opponents", "ladder", mode="before")
+    @classmethod
+    def _short_opponents(cls, v: Any) -> Any:
+        return _opponent_list(v)
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: list[int]) -> list[int]:
+        if any(s < 0 or s >= 2**63 for s in v):
+            raise ValueError("seeds must lie in 0 .. 2^63-1")
+        if len(set(v)) != len(v):
+            raise ValueError(f"a seed is listed twice in {v}")
+        return v
 
 
 class Params(_Strict):
-    seed: int = Field(ge=0, lt=2**63)
+    profile: str = Field("default", pattern=r"^[a-z0-9_-]+$", description="the overlay that produced the numbers")
     data: DataParams
     prepare: PrepareParams
-    experiments: list[Experiment] = Field(min_length=1)
     train: TrainParams
     evaluate: EvaluateParams
+    experiments: dict[str, Experiment] = Field(min_length=1)
 
-    def experiment(self, game: str, agent: str) -> Experiment:
-        """The experiment ``game``/``agent``; ``ConfigError`` naming the configured ones otherwise."""
-        for e in self.experiments:
-            if e.game == game and e.agent == agent:
-                return e
-        known = ", ".join(f"{e.game}/{e.agent}" for e in self.experiments)
-        raise ConfigError("experiments", f"no experiment {game}/{agent}; configured: {known}")
+    def experiment(self, exp_id: str) -> Experiment:
+        """The experiment ``exp_id``; ``ConfigError`` naming the configured ones otherwise."""
+        try:
+            return self.experiments[exp_id]
+        except KeyError:
+            known = ", ".join(self.experiments)
+            raise ConfigError("experiments", f"no experiment {exp_id!r}; configured: {known}") from None
 
-    def learner_params(self, game: str, agent: str) -> BaseModel:
-        """The validated params model of ``agent`` (a learner) for ``game``."""
-        from boardrl.learn import LEARNER_PARAMS
+    def learner_params(self, exp_id: str) -> BaseModel:
+        """The validated params model of the experiment's learner (its defaults plus the experiment's params)."""
+        from boardrl.learn import learner_params_model
 
-        return LEARNER_PARAMS[agent].model_validate(self.train.learners[game][agent])
+        e = self.experiment(exp_id)
+        return learner_params_model(e.learner).model_validate(e.params)
+
+    def curve_opponents(self, exp_id: str) -> list[Opponent]:
+        e = self.experiment(exp_id)
+        return list(e.opponents) if e.opponents is not None else list(self.train.opponents[e.game])
+
+    def ladder(self, exp_id: str) -> list[Opponent]:
+        e = self.experiment(exp_id)
+        return list(e.ladder) if e.ladder is not None else list(self.evaluate.per_game[e.game].opponents)
 
 
 # ---------------------------------------------------------------------------------------------- slices
@@ -169,46 +207,39 @@ def prepare_slice(p: Params) -> dict[str, Any]:
     return {"prepare": p.prepare.model_dump(mode="json")}
 
 
-def train_slice(p: Params, game: str, agent: str) -> dict[str, Any]:
-    """Exactly the params the train stage of ``game``/``agent`` depends on (mirrors dvc.yaml)."""
-    t = p.train
-    return {
-        "seed": p.seed,
-        "game": game,
-        "agent": agent,
-        "train": {
-            "eval_games": t.eval_games,
-            "processes": t.processes,
-            "curve": t.curve.model_dump(mode="json"),
-            "opponents": [o.model_dump(mode="json") for o in t.opponents[game]],
-            "learner": p.learner_params(game, agent).model_dump(mode="json"),
-        },
-    }
+def _experiment_head(p: Params, exp_id: str) -> dict[str, Any]:
+    e = p.experiment(exp_id)
+    return {"experiment": exp_id, "game": e.game, "learner": e.learner, "seeds": list(e.seeds),
+            "learner_params": p.learner_params(exp_id).model_dump(mode="json")}
 
 
-def evaluate_slice(p: Params, game: str, agent: str) -> dict[str, Any]:
-    """The params of the evaluate stage of ``game``/``agent``: its own keys and the learner params of the model."""
-    e = p.evaluate
-    return {
-        "seed": p.seed,
-        "game": game,
-        "agent": agent,
-        "learner": p.learner_params(game, agent).model_dump(mode="json"),
-        "evaluate": {
-            "games": e.games,
-            "optimal_positions": e.optimal_positions,
-            "optimal_plies": list(e.optimal_plies[game]) if game in e.optimal_plies else None,
-            "processes": e.processes,
-            "uci": e.uci.model_dump(mode="json"),
-            "opponents": [o.model_dump(mode="json") for o in e.opponents[game]],
-        },
-    }
+def train_slice(p: Params, exp_id: str) -> dict[str, Any]:
+    """Exactly the params the train stage of ``exp_id`` depends on (mirrors dvc.yaml)."""
+    return {**_experiment_head(p, exp_id), "train": {
+        "eval_games": p.train.eval_games,
+        "curve": p.train.curve.model_dump(mode="json"),
+        "opponents": [o.model_dump(mode="json") for o in p.curve_opponents(exp_id)],
+    }}
 
 
-def eval_points(games: int, curve: CurveParams) -> list[int]:
-    """Log-spaced training-game counts: [0,] first * 10^(k/per_decade) to 2 significant digits, then ``games``.
+def evaluate_slice(p: Params, exp_id: str) -> dict[str, Any]:
+    """The params of the evaluate stage of ``exp_id``: its own keys and the learner params of the model."""
+    e = p.experiment(exp_id)
+    per_game = p.evaluate.per_game[e.game]
+    return {**_experiment_head(p, exp_id), "evaluate": {
+        "seed": p.evaluate.seed,
+        "games": p.evaluate.games,
+        "optimal_positions": p.evaluate.optimal_positions,
+        "optimal_plies": list(per_game.optimal_plies) if per_game.optimal_plies else None,
+        "uci": per_game.uci.model_dump(mode="json") if per_game.uci else None,
+        "opponents": [o.model_dump(mode="json") for o in p.ladder(exp_id)],
+    }}
 
-    With first=100 and per_decade=3: 0, 100, 220, 460, 1000, 2200, 4600, 10000, ..., games.
+
+def eval_points(total: int, curve: CurveParams) -> list[int]:
+    """Log-spaced training progress points: [0,] first * 10^(k/per_decade) to 2 significant digits, then ``total``.
+
+    With first=100 and per_decade=3: 0, 100, 220, 460, 1000, 2200, 4600, 10000, ..., total.
     """
     points = {0} if curve.include_zero else set()
     k = 0
@@ -216,12 +247,28 @@ def eval_points(games: int, curve: CurveParams) -> list[int]:
         value = curve.first * 10 ** (k / curve.per_decade)
         digits = 10 ** max(0, int(math.floor(math.log10(value))) - 1)
         point = int(round(value / digits) * digits)
-        if point >= games:
+        if point >= total:
             break
         points.add(point)
         k += 1
-    points.add(int(games))
+    points.add(int(total))
     return sorted(points)
+
+
+def runtime_processes() -> int:
+    """Worker processes for matches of scalar agents: ``$BOARDRL_PROCESSES`` (default 1).
+
+    Not a param: match results do not depend on it (each game's seed is fixed in advance), so changing it must
+    not rerun anything.
+    """
+    raw = os.environ.get(PROCESSES_ENV, "1")
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 64:
+        raise ConfigError("", f"${PROCESSES_ENV} must be a whole number from 1 to 64, got {raw!r}", file="environment")
+    return n
 
 
 # ---------------------------------------------------------------------------------------------- errors
@@ -298,11 +345,26 @@ def _check_game(game: str, key: str) -> None:
         raise ConfigError(key, str(exc)) from None
 
 
-def agent_spec_problem(game_id: str, spec: str) -> str | None:
-    """Why ``spec`` is not a valid agent for ``game_id`` (the library's own message), or None when it is."""
+def model_target(spec: str) -> str | None:
+    """The experiment id or path of a ``model:<id-or-path>[,seed=K]`` spec; None for any other spec."""
+    if not spec.strip().startswith(MODEL_PREFIX):
+        return None
+    return spec.strip()[len(MODEL_PREFIX):].split(",")[0].strip()
+
+
+def agent_spec_problem(game_id: str, spec: str, experiments: dict[str, Experiment] | None = None,
+                       models_allowed: bool = True) -> str | None:
+    """Why ``spec`` is not a valid agent for ``game_id`` in a pipeline stage, or None when it is.
+
+    ``model:<id>`` must name an experiment of the same game (its model is trained by the pipeline before any
+    evaluation); a stage that trains cannot depend on another experiment's model, so there it is refused.
+    """
     from boardrl.agents import make_agent, parse_spec
     from boardrl.games import make_game
 
+    target = model_target(spec)
+    if target is not None:
+        return _model_spec_problem(game_id, spec, target, experiments, models_allowed)
     try:
         if parse_spec(spec)[0] == "human":
             return "agent 'human' waits for moves typed at a terminal; a pipeline stage cannot use it"
@@ -312,70 +374,89 @@ def agent_spec_problem(game_id: str, spec: str) -> str | None:
     return None
 
 
-def _check_opponents(game: str, opponents: list[Opponent], key: str) -> None:
+def _model_spec_problem(game_id: str, spec: str, target: str, experiments: dict[str, Experiment] | None,
+                        models_allowed: bool) -> str | None:
+    if not models_allowed:
+        return (f"{spec!r}: a trained model can be a ladder opponent (evaluate), not a training or learning-curve "
+                "opponent: train stages do not depend on other experiments' models")
+    if experiments is None:
+        return None
+    if target not in experiments:
+        return f"{spec!r}: no experiment {target!r}; experiments: {', '.join(experiments)}"
+    if experiments[target].game != game_id:
+        return f"{spec!r}: experiment {target!r} plays {experiments[target].game}, not {game_id}"
+    return None
+
+
+def _check_opponents(game: str, opponents: list[Opponent], key: str, experiments: dict[str, Experiment],
+                     models_allowed: bool) -> None:
     seen: set[str] = set()
     for i, opp in enumerate(opponents):
         if opp.key in seen:
             raise ConfigError(f"{key}[{i}]", f"opponent {opp.key!r} is listed twice")
         seen.add(opp.key)
-        problem = agent_spec_problem(game, opp.agent)
+        problem = agent_spec_problem(game, opp.agent, experiments, models_allowed)
         if problem:
             raise ConfigError(f"{key}[{i}]", problem)
 
 
-def _check_learner(p: Params, game: str, agent: str, key: str) -> None:
-    from boardrl.learn import LEARNER_PARAMS
+def _check_learner(p: Params, exp_id: str) -> None:
+    from boardrl.learn import learner_names, learner_params_model
 
-    raw = p.train.learners.get(game, {}).get(agent)
-    if raw is None:
-        raise ConfigError(key, f"missing: experiment {game}/{agent} needs its learner params here (may be {{}})")
-    model = LEARNER_PARAMS[agent]
+    e = p.experiments[exp_id]
+    key = f"experiments.{exp_id}"
+    if e.learner not in learner_names():
+        raise ConfigError(f"{key}.learner", f"unknown learner {e.learner!r}; known learners: {', '.join(learner_names())}")
+    model = learner_params_model(e.learner)
     try:
-        learner = model.model_validate(raw)
+        learner = model.model_validate(e.params)
     except ValidationError as exc:
-        raise _from_validation_error(exc, model, tuple(key.split("."))) from None
+        raise _from_validation_error(exc, model, ("experiments", exp_id, "params")) from None
     spec = getattr(learner, "opponent", None)
     if isinstance(spec, str):
-        problem = agent_spec_problem(game, spec)
+        problem = agent_spec_problem(e.game, spec, p.experiments, models_allowed=False)
         if problem:
-            raise ConfigError(f"{key}.opponent", problem)
+            raise ConfigError(f"{key}.params.opponent", problem)
+
+
+def _check_experiment(p: Params, exp_id: str) -> None:
+    e = p.experiments[exp_id]
+    key = f"experiments.{exp_id}"
+    if not EXPERIMENT_ID.match(exp_id):
+        raise ConfigError(key, "an experiment id is 1-64 characters: lower-case letters, digits, '_' and '-', "
+                               "starting with a letter or digit (it names stages, files and MLflow runs)")
+    _check_game(e.game, f"{key}.game")
+    _check_learner(p, exp_id)
+    for section, where in (("train", f"train.opponents.{e.game}"), ("evaluate", f"evaluate.per_game.{e.game}")):
+        table = p.train.opponents if section == "train" else p.evaluate.per_game
+        if e.game not in table:
+            raise ConfigError(where, f"missing: experiment {exp_id} plays {e.game} and needs it")
+    if e.opponents is not None:
+        _check_opponents(e.game, e.opponents, f"{key}.opponents", p.experiments, models_allowed=False)
+    if e.ladder is not None:
+        _check_opponents(e.game, e.ladder, f"{key}.ladder", p.experiments, models_allowed=True)
+
+
+def _check_per_game(p: Params) -> None:
+    for game, opponents in p.train.opponents.items():
+        _check_game(game, f"train.opponents.{game}")
+        _check_opponents(game, opponents, f"train.opponents.{game}", p.experiments, models_allowed=False)
+    for game, block in p.evaluate.per_game.items():
+        key = f"evaluate.per_game.{game}"
+        _check_game(game, key)
+        _check_opponents(game, block.opponents, f"{key}.opponents", p.experiments, models_allowed=True)
+        if block.optimal_plies is not None:
+            lo, hi = block.optimal_plies
+            if not 0 <= lo <= hi:
+                raise ConfigError(f"{key}.optimal_plies", f"needs 0 <= lo <= hi, got [{lo}, {hi}]")
+        if block.uci is not None and game != "connect4":
+            raise ConfigError(f"{key}.uci", "the UCI start positions are Connect 4 positions; only connect4 has uci")
 
 
 def _cross_check(p: Params) -> None:
-    from boardrl.learn import LEARNER_PARAMS
-
-    seen: set[tuple[str, str]] = set()
-    for i, e in enumerate(p.experiments):
-        _check_game(e.game, f"experiments[{i}].game")
-        if e.agent not in LEARNER_PARAMS:
-            raise ConfigError(
-                f"experiments[{i}].agent", f"unknown learner {e.agent!r}; known learners: {', '.join(LEARNER_PARAMS)}"
-            )
-        if (e.game, e.agent) in seen:
-            raise ConfigError(f"experiments[{i}]", f"{e.game}/{e.agent} is listed twice")
-        seen.add((e.game, e.agent))
-        for section in ("train", "evaluate"):
-            if e.game not in getattr(p, section).opponents:
-                raise ConfigError(f"{section}.opponents.{e.game}", f"missing: experiment {e.game}/{e.agent} needs it")
-        _check_learner(p, e.game, e.agent, f"train.learners.{e.game}.{e.agent}")
-    for section in ("train", "evaluate"):
-        for game, opponents in getattr(p, section).opponents.items():
-            _check_game(game, f"{section}.opponents.{game}")
-            _check_opponents(game, opponents, f"{section}.opponents.{game}")
-    for game, (lo, hi) in p.evaluate.optimal_plies.items():
-        _check_game(game, f"evaluate.optimal_plies.{game}")
-        if not 0 <= lo <= hi:
-            raise ConfigError(f"evaluate.optimal_plies.{game}", f"needs 0 <= lo <= hi, got [{lo}, {hi}]")
-    for game, by_agent in p.train.learners.items():
-        _check_game(game, f"train.learners.{game}")
-        for agent in by_agent:
-            if agent not in LEARNER_PARAMS:
-                raise ConfigError(
-                    f"train.learners.{game}.{agent}",
-                    f"unknown learner {agent!r}; known learners: {', '.join(LEARNER_PARAMS)}",
-                )
-            if (game, agent) not in seen:
-                _check_learner(p, game, agent, f"train.learners.{game}.{agent}")
+    for exp_id in p.experiments:
+        _check_experiment(p, exp_id)
+    _check_per_game(p)
 
 
 # ---------------------------------------------------------------------------------------------- loading
@@ -391,24 +472,29 @@ def parse_params(data: Any) -> Params:
     return params
 
 
-def load_params(path: str | Path = PARAMS_FILE) -> Params:
-    """Read and validate a params file; ``ConfigError`` (one line, with the key path) on any problem."""
+def read_yaml(path: str | Path) -> Any:
+    """The YAML data of ``path``; ``ConfigError`` (one line, with the line number) when unreadable."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError("", f"cannot read {p}: {exc.strerror or exc}", file=p.name) from None
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError("", f"not valid YAML: {where}{problem}", file=p.name) from None
+
+
+def load_params(path: str | Path = PARAMS_FILE) -> Params:
+    """Read and validate a params file; ``ConfigError`` (one line, with the key path) on any problem."""
+    data = read_yaml(path)
     try:
         return parse_params(data)
     except ConfigError as exc:
-        raise ConfigError(exc.key, exc.problem, file=p.name) from None
+        raise ConfigError(exc.key, exc.problem, file=Path(path).name) from None
 
 
 def load_params_or_exit(path: str | Path = PARAMS_FILE) -> Params:
@@ -428,21 +514,22 @@ def fail(message: str, status: int = 1) -> NoReturn:
 T = TypeVar("T")
 
 
-def run_experiment_stage(params_path: str | Path, game: str, agent: str, run: Callable[[Params, str, str], T]) -> T:
+def run_experiment_stage(params_path: str | Path, exp_id: str, run: Callable[[Params, str], T]) -> T:
     """Entry of a per-experiment stage (train, evaluate): validate, then run, every failure one ``error:`` line.
 
-    Params and the (game, agent) pair are checked before any work (exit 2).  SIGTERM (``dvc`` or a user stopping
+    Params and the experiment id are checked before any work (exit 2).  SIGTERM (``dvc`` or a user stopping
     the stage) becomes SystemExit, so context managers unwind: the MLflow run is closed as FAILED instead of
     being left RUNNING, and atomic writes leave the previous outputs.
     """
     params = load_params_or_exit(params_path)
     try:
-        params.experiment(game, agent)
+        params.experiment(exp_id)
+        runtime_processes()
     except ConfigError as exc:
         fail(str(exc), EXIT_BAD_PARAMS)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        return run(params, game, agent)
+        return run(params, exp_id)
     except BoardRLError as exc:
         fail(str(exc))
 
@@ -452,9 +539,8 @@ def _exit_on_sigterm(signum: int, frame: Any) -> NoReturn:
 
 
 def experiment_stage_args(argv: list[str] | None, description: str, params_default: Path) -> argparse.Namespace:
-    """Command line of a per-experiment stage: ``--game`` and ``--agent`` name one item of params `experiments`."""
+    """Command line of a per-experiment stage: ``--experiment ID`` names an entry of params `experiments`."""
     ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--game", required=True, help="game id of an item of params `experiments`")
-    ap.add_argument("--agent", required=True, help="learner name of that item")
+    ap.add_argument("--experiment", required=True, help="id of an entry of params `experiments`")
     ap.add_argument("--params", default=str(params_default), help=argparse.SUPPRESS)
     return ap.parse_args(argv)

@@ -7,14 +7,17 @@ import torch
 
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
-from boardrl.learn.nn import ConvConfig, MLPConfig, ResidualConfig, build_network, default_network_config, parse_network_config
+from boardrl.learn.device import pick_device, torch_threads
+from boardrl.learn.nn import (
+    ConvConfig, MLPConfig, ResidualConfig, build_network, default_network_config, parse_network_config,
+)
 
 GAMES = ["tictactoe", "connect4", "dots_and_boxes_3x3", "conniption"]
 BODIES = [
     {"body": "mlp", "hidden": [16, 8]},
     {"body": "mlp", "hidden": [8], "activation": "tanh"},
     {"body": "conv", "channels": [4, 6], "kernel_size": 3},
-    {"body": "conv", "channels": [4], "kernel_size": 2},  # even kernel: "same" padding still keeps the size
+    {"body": "conv", "channels": [4], "kernel_size": 5},  # larger than a 3x3 board: "same" padding copes
     {"body": "residual", "channels": 4, "blocks": 2},
 ]
 HEADS = [{"head": "q"}, {"head": "q", "value_activation": "tanh", "head_hidden": 5}, {"head": "dueling"},
@@ -67,12 +70,15 @@ def test_one_optimizer_step_changes_every_parameter(config):
 
 
 def test_config_round_trips_and_refuses_bad_input():
-    for config in (MLPConfig(), ConvConfig(head="dueling"), ResidualConfig(head="policy_value"), default_network_config()):
+    configs = (MLPConfig(), ConvConfig(head="dueling"), ResidualConfig(head="policy_value"), default_network_config())
+    for config in configs:
         assert parse_network_config(config.model_dump()) == config
     with pytest.raises(BoardRLError, match="body"):
         parse_network_config({"body": "transformer"})
     with pytest.raises(BoardRLError, match="hiden"):
         parse_network_config({"body": "mlp", "hiden": [4]})
+    with pytest.raises(BoardRLError, match="odd"):
+        parse_network_config({"body": "conv", "kernel_size": 4})
     with pytest.raises(BoardRLError, match="always tanh"):
         parse_network_config({"body": "mlp", "head": "policy_value", "value_activation": "tanh"})
     with pytest.raises(BoardRLError, match="encoding_shape"):
@@ -80,3 +86,21 @@ def test_config_round_trips_and_refuses_bad_input():
     net = build_network(MLPConfig(), (2, 3, 3), 9)
     with pytest.raises(BoardRLError, match="input has shape"):
         net(torch.zeros(1, 2, 6, 7))
+
+
+def test_pick_device():
+    assert pick_device("cpu") == torch.device("cpu")
+    assert pick_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(BoardRLError, match="unknown device"):
+        pick_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(BoardRLError, match="no CUDA"):
+            pick_device("cuda")
+
+
+def test_torch_threads_uses_the_available_cores():
+    before = torch.get_num_threads()
+    try:
+        assert torch_threads() == torch.get_num_threads() >= 1
+    finally:
+        torch.set_num_threads(before)

@@ -1,4 +1,4 @@
-"""The report stage on a small synthetic results/ tree in the formats the train and evaluate stages write."""
+"""The report stage on a small synthetic results/ tree in the layout the train and evaluate stages write."""
 
 from __future__ import annotations
 
@@ -11,61 +11,13 @@ from pathlib import Path
 import matplotlib.image
 import pytest
 
-from boardrl.report import ReportError, build_report, load_results
+from boardrl.report import ReportError, build_report
 from boardrl.report.seeds import SEED_NUMBERS
+from report.results_tree import (C4, COMMIT, DAB, SLOW, TTT, TTT_WINS, make_results, run_id, ttt_eval, write_json,
+                                 write_train)
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN_T, RUN_E, RUN_C = "a1" * 16, "b2" * 16, "c3" * 16
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
-SEATS = ("as_first", "as_second", "combined")
-
-
-def prov(game, agent, run, seconds=12.5):
-    return {"game": game, "agent": agent, "games_trained": 200000, "seconds": seconds, "seed": 23,
-            "mlflow_run_id": run, "git_commit": COMMIT, "params_hash": "feedbeef" * 8, "dvc_exp_name": "exp-x"}
-
-
-def seat(win, draw, loss, games):
-    return {"win": win, "draw": draw, "loss": loss, "games": games, "win_ci": [win - 0.01, min(1.0, win + 0.01)],
-            "draw_ci": [max(0.0, draw - 0.01), draw + 0.01], "loss_ci": [max(0.0, loss - 0.01), loss + 0.01]}
-
-
-def curve_rows(opponents):
-    rows = ["step\topponent\tseat\twin\tdraw\tloss\tgames"]
-    for step, w in ((0, 0.3), (100, 0.5), (1000, 0.8), (10000, 0.95), (200000, 0.9876)):
-        for opp in opponents:
-            for s in SEATS:
-                rows.append(f"{step}\t{opp}\t{s}\t{w}\t{round(1 - w, 6)}\t0.0\t1000")
-    return "\n".join(rows) + "\n"
-
-
-def make_results(tmp_path: Path) -> Path:
-    r = tmp_path / "results"
-    t = r / "train" / "tictactoe-tabular_q"
-    t.mkdir(parents=True)
-    (t / "curve.tsv").write_text(curve_rows(["random", "perfect"]))
-    (t / "summary.json").write_text(json.dumps(prov("tictactoe", "tabular_q", RUN_T)))
-    d = r / "train" / "dots_and_boxes_2x2-tabular_q"
-    d.mkdir(parents=True)
-    (d / "curve.tsv").write_text(curve_rows(["random"]))
-    (r / "eval").mkdir()
-    ttt = {
-        "opponents": {"random": {**{s: seat(0.9876, 0.0124, 0.0, 10000) for s in SEATS}, "mean_length": 6.1},
-                      "perfect": {s: seat(0.0, 1.0, 0.0, 1000) for s in SEATS}},
-        "optimal_move_rate": 1.0, "optimal_move": {"rate": 1.0, "n": 2000, "optimal": 2000, "ci": [0.998, 1.0]},
-        "uci": None, "provenance": prov("tictactoe", "tabular_q", RUN_E),
-    }
-    (r / "eval" / "tictactoe-tabular_q.json").write_text(json.dumps(ttt))
-    labels = ("win", "draw", "loss")
-    c4 = {
-        "opponents": {"random": {s: seat(0.75, 0.05, 0.2, 1000) for s in SEATS}},
-        "optimal_move_rate": None, "optimal_move": None,
-        "uci": {"seed000": {lab: seat(w, 0.05, 0.95 - w, 1000) for lab, w in zip(labels, (0.612, 0.4, 0.2))},
-                "full": {lab: {**{s: seat(0.5, 0.1, 0.4, 300) for s in SEATS}, "positions": 300} for lab in labels}},
-        "provenance": prov("connect4", "tabular_q", RUN_C),
-    }
-    (r / "eval" / "connect4-tabular_q.json").write_text(json.dumps(c4))
-    return r
+N_FILES = 10  # report.md, index.html and 8 figures
 
 
 @pytest.fixture
@@ -85,54 +37,125 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
     return results, out
 
 
-def test_report_files_exist_and_figures_are_png(built):
+@pytest.fixture(scope="module")
+def md(built) -> str:
+    return (built[1] / "report.md").read_text()
+
+
+def run_link(run: str) -> str:
+    return f"<http://127.0.0.1:5000/#/runs/{run}>"
+
+
+def link_of(md: str, shown: str) -> str:
+    """The definition line of the reference link that ``[shown][rK]`` uses (its first occurrence)."""
+    m = re.search(re.escape(f"[{shown}][") + r"(r\d+)\]", md)
+    assert m, f"{shown!r} is not a link"
+    return next(ln for ln in md.splitlines() if ln.startswith(f"[{m.group(1)}]: "))
+
+
+def links_in(md: str, line: str) -> list[str]:
+    """The definition lines of every reference link in ``line``, in order."""
+    defs = dict(re.findall(r"^\[(r\d+)\]: (.*)$", md, re.M))
+    return [defs[ref] for ref in re.findall(r"\]\[(r\d+)\]", line)]
+
+
+def section(md: str, exp_id: str) -> str:
+    """The Markdown of one experiment's section (up to the next level-2 heading)."""
+    return md.split(f"\n## {exp_id}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def unlinked(line: str) -> str:
+    """A Markdown line with reference links reduced to their text."""
+    return re.sub(r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\[r\d+\]", r"\1", line)
+
+
+def test_report_files_exist_and_figures_are_png(built, md):
     _, out = built
     names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert names == {
-        "report.md", "index.html", "figures/curve_tictactoe-tabular_q.png",
-        "figures/curve_dots_and_boxes_2x2-tabular_q.png", "figures/wdl_tictactoe-tabular_q.png",
-        "figures/wdl_connect4-tabular_q.png", "figures/uci_connect4-tabular_q.png", "figures/optimal_move_rates.png",
+        "report.md", "index.html", f"figures/curve_{TTT}.png", f"figures/curve_{SLOW}.png",
+        f"figures/curve_{DAB}.png", f"figures/wdl_{TTT}.png", f"figures/wdl_{SLOW}.png", f"figures/wdl_{C4}.png",
+        f"figures/uci_{C4}.png", "figures/optimal_move_rates.png",
     }
     for p in out.glob("figures/*.png"):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         img = matplotlib.image.imread(p)
         assert img.ndim == 3 and img.shape[0] > 200 and img.shape[1] > 300
         assert img[..., :3].std() > 0.05  # something was drawn
-    md = (out / "report.md").read_text()
     for name in names - {"report.md", "index.html"}:
         assert f"]({name})" in md  # every figure is shown in the report
 
 
-def link_of(md: str, shown: str) -> str:
-    """The definition line of the reference link that ``[shown][rK]`` uses."""
-    m = re.search(re.escape(f"[{shown}][") + r"(r\d+)\]", md)
-    assert m, f"{shown!r} is not a link"
-    return next(ln for ln in md.splitlines() if ln.startswith(f"[{m.group(1)}]: "))
+def test_profile_and_title_lines(md):
+    assert md.startswith("# boardrl: results\n\nParams profile: `default` (every experiment below).\n")
+    assert (f"`{TTT}`: tabular_q on tictactoe, 200,000 games of training per seed, seeds 0, 1, 2, profile "
+            "`default`.") in section(md, TTT)
+    assert f"`{SLOW}`: tabular_q on tictactoe, 20,000 games of training per seed, seeds 0, profile" in md
 
 
-def test_markdown_holds_the_numbers_with_their_provenance(built):
-    _, out = built
-    md = (out / "report.md").read_text()
-    # the win rate vs random with its interval, linked to the evaluate run, the commit in the title
+def test_two_experiments_of_one_game_and_learner_coexist(md):
+    rows = [ln for ln in md.splitlines() if ln.startswith(f"| `{TTT}") or ln.startswith(f"| `{SLOW}")]
+    assert f"| `{TTT}` | tictactoe | tabular_q | 200,000 games | 0, 1, 2 | 0, 1, 2 | `default` |" in rows
+    assert f"| `{SLOW}` | tictactoe | tabular_q | 20,000 games | 0 | 0 | `default` |" in rows
+    assert f"\n## {TTT}\n" in md and f"\n## {SLOW}\n" in md
+    assert "| 90.0% [89.0, 91.0] |" in unlinked(section(md, SLOW))  # SLOW's own numbers in its own section
+    assert "90.0%" not in section(md, TTT)
+
+
+def test_three_seeds_show_the_iqm_interval_and_each_seed(md):
+    sec = section(md, TTT)
+    assert "| Opponent | Measure | IQM [95% interval] | Seed 0 | Seed 1 | Seed 2 |" in sec
+    win = next(ln for ln in sec.splitlines() if ln.startswith("| random | win |"))
+    assert unlinked(win) == "| random | win | 98.6% [97.0, 99.0] | 98.8% | 97.0% | 99.0% |"
+    targets = [d.split(" ")[0] for d in links_in(md, win)]  # each seed's value links to its evaluate run
+    assert targets == [run_link(run_id("eval", TTT, k)) for k in TTT_WINS]
+    assert unlinked(next(ln for ln in sec.splitlines() if "optimal-move rate" in ln)).startswith(
+        "| - | optimal-move rate | 99.0% [98.0, 100.0] | 100.0% | 99.0% | 98.0% |")
+    assert "interquartile mean, percentile bootstrap over seeds, 95% interval" in sec
+    assert "one line per seed" in sec
+
+
+def test_one_seed_has_no_interval_across_seeds(md):
+    win = next(ln for ln in section(md, SLOW).splitlines() if ln.startswith("| random | win |"))
+    assert unlinked(win) == "| random | win | 90.0% (one seed) | 90.0% |"
+
+
+def test_markdown_holds_the_numbers_with_their_provenance(md):
+    # seed 0's win rate vs random with its Wilson interval, linked to seed 0's evaluate run, the commit in the title
     assert link_of(md, "98.8% [97.8, 99.8]").endswith(
-        f"<http://127.0.0.1:5000/#/runs/{RUN_E}> \"MLflow run {RUN_E}, git commit {COMMIT}\"")
-    assert f"<http://127.0.0.1:5000/#/runs/{RUN_T}>" in link_of(md, "200,000")  # training games: train run
+        f"{run_link(run_id('eval', TTT, 0))} \"MLflow run {run_id('eval', TTT, 0)}, git commit {COMMIT}\"")
+    assert run_link(run_id("eval", TTT, 1)) in link_of(md, "97.0% [96.0, 98.0]")
+    assert run_link(run_id("train", DAB, 0)) in link_of(md, "50,000 games")  # training budget: the train run
     assert "| 12.5 s |" in md and f"commit `{COMMIT[:10]}`" in md
-    assert RUN_E in link_of(md, "100.0% [99.8, 100.0]") and "on 2,000 positions" in md
+    sec = section(md, TTT)
+    assert "seed 1: [99.0% [98.8, 99.2]]" in sec and "on 2,000 positions" in sec
     assert "61.2% [60.2, 62.2]" in md  # UCI seed-000 protocol, win positions
-    assert "Not evaluated yet" in md  # dots and boxes has a curve only
+    assert "Not evaluated yet" in section(md, DAB)  # dots and boxes has a curve only
+    assert "No learning curve yet" in section(md, C4)
     assert "Where we deliberately differ from the seeds" in md and "42nd piece" in md
 
 
-def test_seed_table_puts_ours_beside_each_published_number(built):
-    _, out = built
-    md = (out / "report.md").read_text()
+def test_provenance_has_a_row_per_seed(md):
+    rows = [unlinked(ln) for ln in md.splitlines() if ln.startswith(f"| `{TTT}` | ")]
+    seeds = [r.split(" | ")[1] for r in rows if "200,000 games | 12.5 s" in r]
+    assert seeds == ["0", "1", "2"]
+
+
+def test_optimal_rates_say_their_basis(md):
+    table = md.split("## Optimal-move rates", 1)[1]
+    assert f"| `{TTT}` | tictactoe | tabular_q | 99.0% [98.0, 100.0] | IQM of 3 seeds, bootstrap interval |" in table
+    assert "seed 0, 2,000 positions, Wilson interval" in table
+
+
+def test_seed_table_puts_ours_beside_each_published_number(md):
     lines = [ln for ln in md.splitlines() if ln.startswith("| 0")]
     assert len(lines) >= len(SEED_NUMBERS)
     exp04_win = next(ln for ln in lines if "exp 04 (win positions)" in ln)
-    assert "94% (56% before training)" in exp04_win and "61.2% [60.2, 62.2]" in exp04_win
-    exp03 = next(ln for ln in lines if "GreedyQ always X vs Random" in ln)
-    assert "98.76 / 1.24 / 0.00" in exp03  # ours vs random as first, W / D / L
+    assert "94% (56% before training)" in exp04_win and "61.2% [60.2, 62.2]" in exp04_win and f"`{C4}`" in exp04_win
+    exp03 = [ln for ln in lines if "GreedyQ always X vs Random" in ln]  # one row per experiment of the learner
+    assert [re.search(r"\| `([a-z0-9_]+)` \|", ln).group(1) for ln in exp03] == [TTT, SLOW]
+    assert "seed 0: [98.76 / 1.24 / 0.00]" in exp03[0] and "seed 2: [99.00 / 1.00 / 0.00]" in exp03[0]
+    assert "[90.00 / 10.00 / 0.00]" in exp03[1] and "seed 0:" not in exp03[1]
     s003_random_first = next(ln for ln in lines if "Random player (baseline)" in ln and "as first" in ln)
     assert "| 0.65 |" in s003_random_first and "0.994" in s003_random_first  # score = W + D/2
     dab = [ln for ln in lines if "dots_and_boxes_2x2" in ln]
@@ -140,27 +163,35 @@ def test_seed_table_puts_ours_beside_each_published_number(built):
     assert all("not run yet" in ln for ln in lines if "| conniption |" in ln)
 
 
-def test_html_page_matches_the_markdown(built):
+def test_html_page_matches_the_markdown(built, md):
     _, out = built
     page = (out / "index.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
-    assert "98.8% [97.8, 99.8]" in page and f'href="http://127.0.0.1:5000/#/runs/{RUN_E}"' in page
-    assert '<img src="figures/curve_tictactoe-tabular_q.png"' in page
-    assert page.count("<table>") == sum(ln.startswith("|---") for ln in (out / "report.md").read_text().splitlines())
+    assert "98.8% [97.8, 99.8]" in page and f'href="http://127.0.0.1:5000/#/runs/{run_id("eval", TTT, 0)}"' in page
+    assert f'<img src="figures/curve_{TTT}.png"' in page and f'<h2 id="{SLOW}">' in page
+    assert page.count("<table>") == sum(ln.startswith("|---") for ln in md.splitlines())
 
 
 def test_rebuilding_gives_identical_files(built, tmp_path):
     results, first = built
     build_report(results, tmp_path / "again", data_summary=results.parent / "summary.json")
     files = [p for p in first.rglob("*") if p.is_file()]
-    assert len(files) == 8
+    assert len(files) == N_FILES
     for p in files:
         assert p.read_bytes() == (tmp_path / "again" / p.relative_to(first)).read_bytes(), p.name
 
 
-def test_data_summary_is_reported_when_present(built):
-    md = (built[1] / "report.md").read_text()
+def test_data_summary_is_reported_when_present(md):
     assert "| classes.win | `44473` |" in md and "| rows | `67557` |" in md
+
+
+def test_disagreeing_profiles_are_listed(tmp_path):
+    r = tmp_path / "results"
+    write_train(r, "tiny_one", "tictactoe", 0, ["random"], profile="tiny")
+    write_json(r / "eval" / "full_one.json", ttt_eval("full_one", {0: 0.9}, profile="full"))
+    build_report(r, tmp_path / "reports")
+    md = (tmp_path / "reports" / "report.md").read_text()
+    assert "Params profiles differ between experiments:\n\n- `full`: `full_one`\n- `tiny`: `tiny_one`\n" in md
 
 
 def test_missing_results_dir_is_a_one_line_error_with_exit_2(tmp_path):
@@ -174,33 +205,29 @@ def test_missing_results_dir_is_a_one_line_error_with_exit_2(tmp_path):
 
 def test_pipeline_script_writes_the_report(results, tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "pipeline" / "report.py"), "--results", str(results),
-                           "--out", str(tmp_path / "reports")], capture_output=True, text=True, timeout=300)
+                           "--out", str(tmp_path / "reports"), "--data-summary", str(tmp_path / "none.json")],
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "reports" / "report.md").is_file() and "report: 8 files" in proc.stderr
+    assert (tmp_path / "reports" / "report.md").is_file() and f"report: {N_FILES} files" in proc.stderr
 
 
-def test_empty_and_malformed_results_name_the_problem(results, tmp_path):
-    empty = tmp_path / "empty"
-    (empty / "train").mkdir(parents=True)
-    with pytest.raises(ReportError, match="no results under"):
-        load_results(empty)
-    curve = results / "train" / "tictactoe-tabular_q" / "curve.tsv"
-    curve.write_text("step\topponent\twin\n0\trandom\t0.5\n")
-    with pytest.raises(ReportError, match=r"curve.tsv: missing column\(s\) seat, draw, loss, games"):
-        load_results(results)
-    curve.write_text(curve_rows(["random"]).replace("as_first", "first"))
-    with pytest.raises(ReportError, match="unknown seat"):
-        load_results(results)
+def test_pipeline_script_reports_a_malformed_file_in_one_line(results, tmp_path):
+    bad = results / "eval" / f"{TTT}.json"
+    bad.write_text("[]")
+    proc = subprocess.run([sys.executable, str(ROOT / "pipeline" / "report.py"), "--results", str(results),
+                           "--out", str(tmp_path / "reports")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: {bad}: expected a JSON object, found list"]
 
 
 def test_a_failed_build_leaves_the_previous_report(results, tmp_path):
     out = tmp_path / "reports"
     build_report(results, out)
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    bad = json.loads((results / "eval" / "tictactoe-tabular_q.json").read_text())
-    del bad["opponents"]["random"]["as_second"]
-    (results / "eval" / "tictactoe-tabular_q.json").write_text(json.dumps(bad))
-    with pytest.raises(ReportError, match="opponents.random.as_second needs win, draw, loss and games"):
+    bad = json.loads((results / "eval" / f"{TTT}.json").read_text())
+    del bad["seeds"]["0"]["opponents"]["random"]["as_second"]
+    (results / "eval" / f"{TTT}.json").write_text(json.dumps(bad))
+    with pytest.raises(ReportError, match="seeds.0.opponents.random.as_second needs win, draw, loss and games"):
         build_report(results, out)
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left behind

@@ -9,6 +9,7 @@ import pytest
 
 from boardrl.agents import agent_names
 from boardrl.games import make_game
+from boardrl.learn import learner_names
 from boardrl.report import html, markdown
 from boardrl.report.document import Bullets, Span, Table, text
 from boardrl.report.seeds import DEVIATIONS, SEED_NUMBERS
@@ -25,6 +26,12 @@ def test_every_row_names_a_real_game_opponent_and_seat():
             assert name in agent_names(game), (n.game, n.opponent)
         assert (n.metric == "uci_win") == (n.uci_label is not None), n
         assert n.published and n.source.startswith("SEEDS.md seed " + n.seed), n
+
+
+def test_rows_that_name_a_learner_name_one_of_ours():
+    names = learner_names()
+    named = [n for n in SEED_NUMBERS if n.learner is not None]
+    assert named and all(n.learner in names for n in named)
 
 
 def test_rows_cover_every_seed_and_its_headlines():

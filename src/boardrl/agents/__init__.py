@@ -18,6 +18,7 @@ mcts                every game: UCT (``simulations``, ``c``, ``solver``, ``rollo
 perfect             games with a referee: tic-tac-toe, Connect 4, Dots and Boxes up to 24 edges (3x3 boxes)
 human               every game: moves typed at the terminal
 moderate, advanced  Dots and Boxes: seed 001's players
+model:<id>          a trained model: ``model:<experiment id>[,seed=K]`` or ``model:<model directory>``
 conniption_random, sols, cells, hybrid, flip   Conniption: seed 004's minimax players (``max_depth``)
 ==================  =======================================================================================
 """
@@ -30,10 +31,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from boardrl.agents.base import Agent, RandomAgent
+from boardrl.agents.models import is_model_spec, load_model_agent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 
-__all__ = ["Agent", "RandomAgent", "AgentSpecError", "agent_keys", "agent_names", "make_agent", "parse_spec"]
+__all__ = [
+    "Agent", "RandomAgent", "AgentSpecError", "agent_entry", "agent_keys", "agent_names", "make_agent", "parse_spec",
+]
 
 
 class AgentSpecError(BoardRLError):
@@ -116,10 +120,12 @@ ENTRIES: tuple[AgentEntry, ...] = (
 )
 
 
-def _entry(game: Game, name: str) -> AgentEntry:
+def agent_entry(game: Game, name: str) -> AgentEntry:
+    """The registry entry of agent ``name`` for ``game``; ``AgentSpecError`` naming the choices otherwise."""
     known = [e for e in ENTRIES if e.name == name]
     if not known:
-        raise AgentSpecError(f"unknown agent {name!r}; agents for {game.game_id}: {', '.join(agent_names(game))}")
+        raise AgentSpecError(f"unknown agent {name!r}; agents for {game.game_id}: {', '.join(agent_names(game))}"
+                             "; a trained model: model:<experiment id>")
     for e in known:
         if e.games(game):
             return e
@@ -153,7 +159,7 @@ def agent_names(game: Game | str) -> list[str]:
 def agent_keys(game: Game | str, name: str) -> list[str]:
     """The keys a spec may set for agent ``name`` at ``game``."""
     g = _game(game)
-    return _entry(g, name).keys()
+    return agent_entry(g, name).keys()
 
 
 def _value(text: str) -> bool | int | float | str:
@@ -193,8 +199,10 @@ def make_agent(game: Game | str, spec: str) -> Agent:
     of another game, unknown key, or a value the agent refuses.
     """
     g = _game(game)
+    if is_model_spec(spec):
+        return load_model_agent(g, spec)
     name, kwargs = parse_spec(spec)
-    entry = _entry(g, name)
+    entry = agent_entry(g, name)
     legal = entry.keys()
     for key in kwargs:
         if key not in legal:

@@ -314,10 +314,14 @@ class GreedyQAgent(Agent):
 
 #: How each saved ``kind`` is loaded; later learners (DQN, ...) register their agents here.
 LOADERS: dict[str, Callable[[Game, dict, Path], Agent]] = {"q_table": GreedyQAgent.load}
+LOADERS["network"] = lambda *args: __import__("boardrl.agents.network", fromlist=["_"]).NetworkAgent.load(*args)
 
 
-def load_agent(game: Game, agent_name: str, model_dir: Path) -> Agent:
-    """The learned agent saved in ``model_dir`` by ``agent.save``; ``ModelError`` naming what does not match."""
+def load_agent(game: Game, agent_name: str | None, model_dir: Path) -> Agent:
+    """The learned agent saved in ``model_dir`` by ``agent.save``; ``ModelError`` naming what does not match.
+
+    ``agent_name`` (the learner that saved it) is checked when given; ``None`` accepts any learner's model.
+    """
     model_dir = Path(model_dir)
     info_path = model_dir / AGENT_FILE
     if not info_path.is_file():
@@ -328,7 +332,7 @@ def load_agent(game: Game, agent_name: str, model_dir: Path) -> Agent:
         raise ModelError(f"cannot read {info_path}: {exc}") from None
     if info.get("game") != game.game_id:
         raise ModelError(f"{model_dir} holds an agent for {info.get('game')!r}, not for {game.game_id!r}")
-    if info.get("agent") != agent_name:
+    if agent_name is not None and info.get("agent") != agent_name:
         raise ModelError(f"{model_dir} holds agent {info.get('agent')!r}, not {agent_name!r}")
     if info.get("state_fields") != list(game.state_type._fields):
         raise ModelError(f"{model_dir} was saved for state fields {info.get('state_fields')}, "

@@ -1,4 +1,4 @@
-"""numba kernels shared by all games (random legal choice, bit counting)."""
+"""numba kernels shared by all games (random legal choice, bit counting, bit permutations for symmetries)."""
 
 from __future__ import annotations
 
@@ -50,3 +50,22 @@ def set_returns(rets: np.ndarray, i: int, status: int) -> None:
     r0 = 1.0 if status == 0 else -1.0 if status == 1 else 0.0
     rets[i, 0] = r0
     rets[i, 1] = -r0
+
+
+@njit(cache=True)
+def permute_bits_batch(bits: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    """(S, N) images of an (N,) int64 array of bit sets under S bit permutations (``perms[k][b]`` = image of b).
+
+    Board symmetries of bitmask states are bit permutations; one compiled loop maps a whole batch under all of
+    them without the (S, N, bits) temporaries a numpy broadcast would need.  Bits must lie below bit 63.
+    """
+    s, nb = perms.shape
+    out = np.empty((s, bits.shape[0]), dtype=np.int64)
+    for k in range(s):
+        for i in range(bits.shape[0]):
+            b = bits[i]
+            r = np.int64(0)
+            for j in range(nb):
+                r |= ((b >> j) & 1) << perms[k, j]
+            out[k, i] = r
+    return out

@@ -8,6 +8,11 @@ caught by its type.
 
 Actions are integers in ``range(game.num_actions)``; each game defines a human notation for them
 (``format_move``/``parse_move``) and for whole move sequences (``format_moves``/``parse_moves``).
+
+Neural seams: networks train on the batched engine, so every game also works on whole (N, width) int64 arrays
+of state rows: ``encode_batch`` (input planes), ``symmetries_batch`` (data augmentation) and
+``score_margin_batch`` (margin targets).  Each is defined to equal its scalar counterpart row by row, and the
+scalar ``encode`` is by default the batched one on a single row, so the two cannot drift apart.
 """
 
 from __future__ import annotations
@@ -71,10 +76,6 @@ class Game(ABC):
         """Per-player result (+1 win, 0 draw, -1 loss) of a finished game; (0, 0) before the end."""
 
     @abstractmethod
-    def encode(self, state: Any) -> np.ndarray:
-        """float32 planes of shape ``encoding_shape`` from the view of the player to move."""
-
-    @abstractmethod
     def render(self, state: Any) -> str:
         """A multi-line picture of the board for humans."""
 
@@ -95,6 +96,14 @@ class Game(ABC):
     @abstractmethod
     def to_move_batch(self, states: np.ndarray) -> np.ndarray:
         """(N,) int8 player to move for an (N, width) int64 array of state rows."""
+
+    @abstractmethod
+    def encode_batch(self, states: np.ndarray) -> np.ndarray:
+        """float32 (N, *encoding_shape) planes for an (N, width) int64 array of state rows.
+
+        Row i is from the view of row i's player to move and equals ``encode`` of that state exactly: the
+        batched path is what networks train on, the scalar path what agents play with.
+        """
 
     # ------------------------------------------------------------------ shared behaviour
     def check_state(self, state: Any) -> None:
@@ -138,6 +147,24 @@ class Game(ABC):
         """
         return [(state, np.arange(self.num_actions))]
 
+    def symmetries_batch(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``symmetries`` for an (N, width) int64 array of state rows, for augmenting training batches.
+
+        Returns ``(images, action_maps)``: int64 (S, N, width) with ``images[k, i]`` the image of row i under
+        symmetry k, and int64 (S, num_actions) with ``action_maps[k][a]`` the image of action a.  Same order
+        and meaning as ``symmetries`` (identity first); a game's action maps do not depend on the state, so
+        there is one per symmetry, not one per row.  Games without symmetries return only the identity.
+        """
+        rows = np.asarray(states, dtype=np.int64)
+        return rows[None].copy(), np.arange(self.num_actions, dtype=np.int64)[None]
+
+    def encode(self, state: Any) -> np.ndarray:
+        """float32 planes of shape ``encoding_shape`` from the view of the player to move.
+
+        By default ``encode_batch`` of a one-row batch: one code path, so scalar and batched encodings agree.
+        """
+        return self.encode_batch(np.asarray([state], dtype=np.int64))[0]
+
     def state_key(self, state: Any) -> int:
         """A compact integer that identifies the state within this game (for tables and caches)."""
         return hash(state)
@@ -167,6 +194,14 @@ class Game(ABC):
 
     def score_margin(self, state: Any) -> int | None:
         """Score difference (player 0 minus player 1) for games that keep a score; None otherwise."""
+        return None
+
+    def score_margin_batch(self, states: np.ndarray) -> np.ndarray | None:
+        """(N,) int64 ``score_margin`` (player 0 minus player 1) of every state row; None without a score.
+
+        The sign is absolute, not the mover's view, exactly as ``score_margin``: margin targets are then the
+        same numbers the referee reports.
+        """
         return None
 
     def __repr__(self) -> str:

@@ -393,6 +393,12 @@ class Connect4(DigitNotation, Game):
         """Identity and the left-right mirror (action c -> 6 - c)."""
         return [(state, np.arange(COLS)), (mirror_state(state), MIRROR_ACTIONS.copy())]
 
+    def symmetries_batch(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(2, N, 3) images (identity, mirror) and (2, 7) action maps, in the order of ``symmetries``."""
+        rows = np.ascontiguousarray(states, dtype=np.int64)
+        images = np.stack([rows, batch_mirror(rows)])
+        return images, np.stack([np.arange(COLS, dtype=np.int64), MIRROR_ACTIONS])
+
     def state_key(self, state: Connect4State) -> int:
         """``current + mask``: unique because per column it lies in [2^h - 1, 2^(h+1) - 2] for h stones."""
         return state[0] + state[1]

@@ -280,6 +280,15 @@ def mirror_bits(b: int) -> int:
     return out
 
 
+_COLUMN_SHIFTS = 7 * np.arange(COLS, dtype=np.int64)
+
+
+def mirror_bits_batch(b: np.ndarray) -> np.ndarray:
+    """``mirror_bits`` of every entry of an (N,) int64 array of bitboards."""
+    columns = (b[:, None] >> _COLUMN_SHIFTS) & 127
+    return (columns << _COLUMN_SHIFTS[::-1]).sum(axis=1)
+
+
 #: _ACTIONS[bits]: the legal actions of a legal-action bit set, as a tuple of Python ints.
 _ACTIONS = tuple(tuple(a for a in range(NUM_ACTIONS) if (b >> a) & 1) for b in range(1 << NUM_ACTIONS))
 #: _MASKS[bits]: the boolean action mask of a legal-action bit set (saves building it per call).
@@ -352,7 +361,11 @@ class Conniption(Game):
         return self.encode_batch(np.asarray([state], dtype=np.int64))[0]
 
     def encode_batch(self, states: np.ndarray) -> np.ndarray:
-        """(N, 8, 6, 7) float32 planes for an (N, 8) int64 array of state rows (numba kernel)."""
+        """(N, 8, 6, 7) float32 planes for an (N, 8) int64 array of state rows (numba kernel).
+
+        The planes are the module docstring's, from the view of each row's player to move; ``encode`` is this
+        kernel on one checked row.
+        """
         out = np.empty((states.shape[0],) + self.encoding_shape, dtype=np.float32)
         batch_encode(np.ascontiguousarray(states, dtype=np.int64), out)
         return out
@@ -362,6 +375,17 @@ class Conniption(Game):
         self.check_state(state)
         mirrored = state._replace(p0=mirror_bits(state.p0), mask=mirror_bits(state.mask))
         return [(state, np.arange(NUM_ACTIONS)), (mirrored, MIRROR_ACTIONS.copy())]
+
+    def symmetries_batch(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(2, N, 8) images (identity, mirror) and (2, 9) action maps, in the order of ``symmetries``.
+
+        Only the two bitboards move; stage, flip counts, player and status are mirror-invariant.
+        """
+        rows = np.asarray(states, dtype=np.int64)
+        mirrored = rows.copy()
+        mirrored[:, 0] = mirror_bits_batch(rows[:, 0])
+        mirrored[:, 1] = mirror_bits_batch(rows[:, 1])
+        return np.stack([rows, mirrored]), np.stack([np.arange(NUM_ACTIONS, dtype=np.int64), MIRROR_ACTIONS])
 
     def state_key(self, state: ConniptionState) -> int:
         """Unique int < 2**62: p0 + mask identifies the board (7-bit columns), then the small fields."""

@@ -30,6 +30,7 @@ import numpy as np
 from numba import njit
 
 from boardrl.errors import BoardRLError
+from boardrl.games._kernels import permute_bits_batch
 from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError, WrongGameError
 
 #: Edge sets are int64 bitmasks, and bit ``E`` serves as the "no box" sentinel, so E <= 62.
@@ -306,14 +307,13 @@ class DotsAndBoxes(Game):
         walls = (states[:, 0:1] >> self.geo.box_edges.reshape(1, -1)) & 1
         return walls.reshape(-1, self.rows, self.cols, 4).astype(np.float32)
 
-    def encode(self, state: DotsAndBoxesState) -> np.ndarray:
-        return self.encode_batch(np.asarray([state], dtype=np.int64))[0]
-
     def encode_batch(self, states: np.ndarray) -> np.ndarray:
         """(N, 5, 2R+1, 2C+1) float32 planes (see ``encoding_shape``) from the view of each row's mover.
 
         Edges alone decide the rest of the game; the scores are included because they decide who wins.
+        ``encode`` (base class) is this on a one-row batch.
         """
+        states = np.asarray(states, dtype=np.int64)
         n = states.shape[0]
         geo = self.geo
         drawn = ((states[:, 0:1] >> self._bits) & 1).astype(np.float32)
@@ -336,6 +336,16 @@ class DotsAndBoxes(Game):
             (self.state_type(int(map_edges(state.edges, m)), state.to_move, state.score0, state.score1), m.copy())
             for m in self._sym_maps
         ]
+
+    def symmetries_batch(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(S, N, 4) images and (S, E) edge maps (S = 8 or 4), in the order of ``symmetries``.
+
+        A symmetry moves the edges only: the player to move and the scores stay as they are.
+        """
+        rows = np.ascontiguousarray(states, dtype=np.int64)
+        images = np.repeat(rows[None], len(self._sym_maps), axis=0)
+        images[:, :, 0] = permute_bits_batch(rows[:, 0].copy(), self._sym_maps)
+        return images, self._sym_maps.copy()
 
     # ------------------------------------------------------------------ notation and display
     def render(self, state: DotsAndBoxesState) -> str:
@@ -383,8 +393,12 @@ class DotsAndBoxes(Game):
         return states[:, 1].astype(np.int8)
 
     def score_margin_batch(self, states: np.ndarray) -> np.ndarray:
-        """(N,) int64 player 0's score minus player 1's."""
-        return states[:, 2] - states[:, 3]
+        """(N,) int64 player 0's score minus player 1's (absolute sign, not the mover's view).
+
+        Equal to ``score_margin`` row by row; negate where player 1 is the one being trained.
+        """
+        rows = np.asarray(states, dtype=np.int64)
+        return rows[:, 2] - rows[:, 3]
 
 
 class BatchedDotsAndBoxes(BatchedGame):

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from boardrl.games._kernels import popcount, set_returns
+from boardrl.games._kernels import permute_bits_batch, popcount, set_returns
 from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError
 
 LINES = np.array(
@@ -22,6 +22,7 @@ FULL = 0b111111111
 #: LEGAL_MASKS[bits] is the boolean mask of the 9-bit set ``bits``: the scalar path's mask without a Python loop.
 LEGAL_MASKS = ((np.arange(512)[:, None] >> np.arange(9)) & 1).astype(bool)
 LEGAL_MASKS.setflags(write=False)
+CELL_BITS = np.arange(9, dtype=np.int64)
 
 
 class TicTacToeState(NamedTuple):
@@ -151,16 +152,28 @@ class TicTacToe(DigitNotation, Game):
         s = status(state.x, state.o)
         return (1.0, -1.0) if s == 0 else (-1.0, 1.0) if s == 1 else (0.0, 0.0)
 
-    def encode(self, state: TicTacToeState) -> np.ndarray:
-        own, opp = (state.x, state.o) if self.to_move(state) == 0 else (state.o, state.x)
-        planes = np.zeros((2, 9), dtype=np.float32)
-        for c in range(9):
-            planes[0, c] = (own >> c) & 1
-            planes[1, c] = (opp >> c) & 1
-        return planes.reshape(2, 3, 3)
+    def encode_batch(self, states: np.ndarray) -> np.ndarray:
+        """float32 (N, 2, 3, 3): plane 0 = stones of the player to move, plane 1 = opponent's; cells row-major.
+
+        Side-to-move planes make X and O positions look alike to a network, so it learns one game, not two.
+        ``encode`` (base class) is this on a one-row batch.
+        """
+        rows = np.asarray(states, dtype=np.int64)
+        x_moves = self.to_move_batch(rows) == 0
+        own = np.where(x_moves, rows[:, 0], rows[:, 1])
+        opp = np.where(x_moves, rows[:, 1], rows[:, 0])
+        cells = (np.stack([own, opp], axis=1)[:, :, None] >> CELL_BITS) & 1
+        return cells.astype(np.float32).reshape((rows.shape[0],) + self.encoding_shape)
 
     def symmetries(self, state: TicTacToeState) -> list[tuple[TicTacToeState, np.ndarray]]:
+        """The 8 dihedral images (rotations, then the same mirrored), identity first; cell maps = action maps."""
         return [(TicTacToeState(_map_bits(state.x, m), _map_bits(state.o, m)), m.copy()) for m in CELL_MAPS]
+
+    def symmetries_batch(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(8, N, 2) images and (8, 9) action maps, in the order of ``symmetries``."""
+        rows = np.ascontiguousarray(states, dtype=np.int64)
+        images = np.stack([permute_bits_batch(rows[:, f].copy(), CELL_MAPS) for f in range(2)], axis=2)
+        return images, CELL_MAPS.copy()
 
     def state_key(self, state: TicTacToeState) -> int:
         return state.x | (state.o << 9)
@@ -177,7 +190,6 @@ class TicTacToe(DigitNotation, Game):
 
     def batched(self, n: int, auto_reset: bool = True) -> "BatchedTicTacToe":
         return BatchedTicTacToe(self, n, auto_reset)
-
 
     def legal_mask_batch(self, states: np.ndarray) -> np.ndarray:
         out = np.zeros((states.shape[0], 9), dtype=np.bool_)

@@ -92,6 +92,7 @@ class Learner(ABC):
 
     def __init__(self) -> None:
         self.evaluations: dict[int, Any] = {}
+        self.resumed_from = 0  # units done when this process started (0: a fresh run)
         self._on_metrics: MetricsCallback | None = None
 
     # ------------------------------------------------------------------ what a learner writes
@@ -178,6 +179,7 @@ class Learner(ABC):
         self._on_metrics = on_metrics
         self.setup(game, p, seed, opp)
         done, seconds = self._restore(ckpt)
+        self.resumed_from = done
         t0 = time.perf_counter()
         with _progress_bar(total, done, self.unit, f"{self.name} on {game.game_id}", progress) as bar:
             if done == 0 and 0 in points:

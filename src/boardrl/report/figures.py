@@ -1,7 +1,8 @@
 """The report's matplotlib figures, drawn with the object API (``Figure``, no pyplot, no global backend state).
 
-Colours: win green, draw grey, loss red everywhere; seats: combined solid, as first dashed, as second dotted.
-Intervals are the 95% Wilson intervals the evaluate stage computed (drawn as error bars).
+Colours: win green, draw grey, loss red everywhere; the seeds of an experiment are shades of the same colour
+(lighter = later seed), so several seeds read as one family.  Intervals are the ones the evaluate stage
+computed (drawn as error bars): 95% Wilson for one seed's games, percentile bootstrap over seeds for an IQM.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from boardrl.report.results import SEATS, Experiment, finite
 
 OUTCOMES = ("win", "draw", "loss")
 COLOURS = {"win": "#2a9d3f", "draw": "#8c8c8c", "loss": "#d1342f"}
-SEAT_STYLES = {"combined": "-", "as_first": "--", "as_second": ":"}
 SEAT_LABELS = {"as_first": "as first", "as_second": "as second", "combined": "combined"}
 DPI = 110
 
@@ -37,37 +37,65 @@ def _grid(n: int, ncols: int = 3, width: float = 4.6, height: float = 3.4) -> tu
     return fig, axes[:n]
 
 
+def _shade(colour: str, k: int, n: int) -> tuple[float, float, float]:
+    """Seed ``k`` of ``n`` in ``colour``'s family: from the full colour towards white, so seeds stay apart."""
+    from matplotlib.colors import to_rgb
+
+    mix = 0.6 * k / max(n - 1, 1)
+    r, g, b = to_rgb(colour)
+    return (r + (1 - r) * mix, g + (1 - g) * mix, b + (1 - b) * mix)
+
+
+def _combined(curve: pd.DataFrame, opponent: str) -> pd.DataFrame:
+    rows = curve[(curve["opponent"] == opponent) & (curve["seat"] == "combined")]
+    return rows.sort_values("step")
+
+
+def _curve_panel(ax: Any, curves: dict[int, pd.DataFrame], opponent: str, unit: str, linthresh: float) -> None:
+    """Combined W/D/L against ``opponent``: a thin line per seed and, with several seeds, their mean in bold."""
+    per_seed = {k: _combined(c, opponent) for k, c in curves.items()}
+    for out in OUTCOMES:
+        for i, rows in enumerate(per_seed.values()):
+            ax.plot(rows["step"], rows[out], color=_shade(COLOURS[out], i, len(per_seed)), marker=".",
+                    linewidth=1.0 if len(per_seed) > 1 else 2.0, markersize=3)
+        if len(per_seed) > 1:
+            mean = pd.concat(per_seed.values()).groupby("step")[out].mean()
+            ax.plot(mean.index, mean.to_numpy(), color=COLOURS[out], linewidth=2.4)
+    ax.set_xscale("symlog", linthresh=linthresh)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"vs {opponent}")
+    ax.set_xlabel(f"training {unit}")
+    ax.set_ylabel("rate (combined seats)")
+    ax.grid(alpha=0.3)
+
+
 def learning_curve(exp: Experiment) -> Figure:
-    """W/D/L against each benchmark opponent vs training games (log x; 0 sits on the linear part)."""
-    curve: pd.DataFrame = exp.curve
-    opponents = list(dict.fromkeys(curve["opponent"]))
+    """W/D/L (combined seats) against each benchmark opponent vs training progress, one line per seed (log x)."""
+    curves = {k: s.curve for k, s in exp.seeds.items() if s.curve is not None and len(s.curve)}
+    opponents = list(dict.fromkeys(o for c in curves.values() for o in c["opponent"]))
     fig, axes = _grid(len(opponents))
-    positive = curve.loc[curve["step"] > 0, "step"]
+    steps = pd.concat([c["step"] for c in curves.values()])
+    positive = steps[steps > 0]
     linthresh = float(positive.min()) if len(positive) else 1.0
     for ax, opp in zip(axes, opponents):
-        sub = curve[curve["opponent"] == opp]
-        for seat in SEATS:
-            rows = sub[sub["seat"] == seat].sort_values("step")
-            for out in OUTCOMES:
-                ax.plot(rows["step"], rows[out], SEAT_STYLES[seat], color=COLOURS[out], marker=".",
-                        linewidth=2.0 if seat == "combined" else 1.2)
-        ax.set_xscale("symlog", linthresh=linthresh)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_title(f"vs {opp}")
-        ax.set_xlabel("training games")
-        ax.set_ylabel("rate")
-        ax.grid(alpha=0.3)
-    _legend(fig)
-    fig.suptitle(f"{exp.agent} on {exp.game}: learning curves")
+        _curve_panel(ax, curves, opp, exp.unit or "games", linthresh)
+    _curve_legend(fig, sorted(curves))
+    fig.suptitle(f"{exp.id}: learning curves\n{exp.learner} on {exp.game}")
     return fig
 
 
-def _legend(fig: Figure) -> None:
+def _curve_legend(fig: Figure, seeds: list[int]) -> None:
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=COLOURS[o], linewidth=2) for o in OUTCOMES]
-    handles += [Line2D([], [], color="black", linestyle=SEAT_STYLES[s]) for s in SEATS]
-    labels = [*OUTCOMES, *(SEAT_LABELS[s] for s in SEATS)]
+    labels = list(OUTCOMES)
+    if len(seeds) > 1:
+        handles += [Line2D([], [], color=_shade("#000000", i, len(seeds)), linewidth=1) for i in range(len(seeds))]
+        labels += [f"seed {k}" for k in seeds]
+        handles.append(Line2D([], [], color="black", linewidth=2.4))
+        labels.append("mean of seeds")
+    else:
+        labels = [f"{o} (seed {seeds[0]})" for o in OUTCOMES] if seeds else labels
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), frameon=False)
 
 
@@ -102,21 +130,22 @@ def _wdl_bars(ax: Any, names: list[str], stats: list[dict[str, Any]]) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def wdl_bars(exp: Experiment) -> Figure:
-    """Final W/D/L against each opponent of the ladder, one panel per seat, with 95% intervals."""
-    names = list(exp.opponents)
+def wdl_bars(exp: Experiment, seed: int) -> Figure:
+    """Final W/D/L of one seed against each opponent of the ladder, one panel per seat, with 95% intervals."""
+    opponents = exp.seeds[seed].opponents
+    names = list(opponents)
     fig, axes = _grid(len(SEATS), width=max(4.6, 0.9 * len(names) + 1.5))
     for ax, seat in zip(axes, SEATS):
-        _wdl_bars(ax, names, [exp.opponents[n][seat] for n in names])
+        _wdl_bars(ax, names, [opponents[n][seat] for n in names])
         ax.set_title(SEAT_LABELS[seat])
         ax.set_ylabel("rate")
     _outcome_legend(fig)
-    fig.suptitle(f"{exp.agent} on {exp.game}: final evaluation (95% Wilson intervals)")
+    fig.suptitle(f"{exp.id}, seed {seed}: final evaluation\n(95% Wilson intervals)")
     return fig
 
 
 def optimal_rates(items: list[tuple[str, float, list[float] | None]]) -> Figure:
-    """Optimal-move rate of each experiment (label, rate, [lo, hi])."""
+    """Optimal-move rate of each experiment (label, rate, [lo, hi]): IQM over seeds, or the one seed's rate."""
     fig = Figure(figsize=(7.5, 0.5 * len(items) + 1.4), layout="constrained")
     ax = fig.subplots()
     y = np.arange(len(items))
@@ -129,13 +158,13 @@ def optimal_rates(items: list[tuple[str, float, list[float] | None]]) -> Figure:
     ax.set_xlim(0, 1.02)
     ax.set_xlabel("share of moves that keep the exact game value")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title("Optimal-move rates (95% Wilson intervals)")
+    ax.set_title("Optimal-move rates (95% intervals)")
     return fig
 
 
-def uci_results(exp: Experiment) -> Figure:
-    """Connect 4 from the UCI start positions by label: seed 000's protocol and the full protocol."""
-    uci = (exp.evaluation or {}).get("uci") or {}
+def uci_results(exp: Experiment, seed: int) -> Figure:
+    """Connect 4 from the UCI start positions by label for one seed: seed 000's protocol and the full protocol."""
+    uci = exp.seeds[seed].uci
     panels = []
     if uci.get("seed000"):
         panels.append(("seed 000 protocol: agent first vs random", uci["seed000"]))
@@ -149,5 +178,5 @@ def uci_results(exp: Experiment) -> Figure:
         ax.set_title(title)
         ax.set_ylabel("rate")
     _outcome_legend(fig)
-    fig.suptitle(f"{exp.agent} on {exp.game}: UCI start positions by label (95% Wilson intervals)")
+    fig.suptitle(f"{exp.id}, seed {seed}: UCI start positions by label\n(95% Wilson intervals)")
     return fig

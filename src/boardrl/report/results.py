@@ -1,17 +1,24 @@
 """Reading the pipeline's result files (the formats the train and evaluate stages write).
 
-    results/train/<game>-<agent>/curve.tsv      step  opponent  seat  win  draw  loss  games
-    results/train/<game>-<agent>/summary.json   provenance of the training run
-    results/eval/<game>-<agent>.json            {"opponents", "optimal_move_rate", "uci", "provenance", ...}
+An experiment is keyed by a stable id (``tictactoe_tabular_q``) and trained with one or more seeds:
 
-Every problem is a one-line ``ReportError`` naming the file and what is wrong with it, so a broken stage output
-is found at once instead of surfacing as a strange figure.
+    results/train/<id>/seed-<k>/curve.tsv      step  opponent  seat  win  draw  loss  games
+    results/train/<id>/seed-<k>/summary.json   provenance of the training run (SUMMARY_KEYS)
+    results/eval/<id>.json                     {"experiment", "game", "learner", "profile", "unit", "budget",
+                                                "seeds": {"<k>": {"opponents", "optimal_move_rate", "uci",
+                                                                  "provenance", ...}},
+                                                "across_seeds": {"seeds", "opponents", "optimal_move_rate"}}
+
+Why the checks: every problem is a one-line ``ReportError`` naming the file and what is wrong with it, so a
+broken stage output is found at once instead of surfacing as a strange figure.  ``read_curve`` is the one
+reader of the curve TSV in the project.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,54 +29,80 @@ from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import SEATS
 
 CURVE_COLUMNS = ("step", "opponent", "seat", "win", "draw", "loss", "games")
-PROVENANCE_KEYS = ("game", "agent", "games_trained", "seconds", "seed", "mlflow_run_id", "git_commit",
-                   "params_hash", "dvc_exp_name")
+SUMMARY_KEYS = ("experiment", "game", "learner", "seed", "profile", "unit", "budget", "seconds", "mlflow_run_id",
+                "git_commit", "params_hash", "dvc_exp_name")
+#: The keys every file of one experiment must agree on (the eval file states them once at its top).
+IDENTITY_KEYS = ("experiment", "game", "learner", "profile", "unit", "budget")
+UNITS = ("games", "steps")
+OUTCOMES = ("win", "draw", "loss")
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+SEED_DIR = re.compile(r"^seed-(0|[1-9][0-9]*)$")
 
 
 class ReportError(BoardRLError):
     """Missing or malformed results."""
 
 
-@dataclass
-class Experiment:
-    """Everything the pipeline produced for one (game, agent) pair; parts may be missing."""
+@dataclass(frozen=True)
+class SeedResult:
+    """What the pipeline produced for one training seed of an experiment; any part may be missing."""
 
-    game: str
-    agent: str
     curve: pd.DataFrame | None = None
     summary: dict[str, Any] | None = None
-    evaluation: dict[str, Any] | None = None
-    sources: list[str] = field(default_factory=list)
-
-    @property
-    def key(self) -> str:
-        return f"{self.game}-{self.agent}"
+    evaluation: dict[str, Any] | None = None  # this seed's block of results/eval/<id>.json
 
     @property
     def opponents(self) -> dict[str, dict[str, Any]]:
         return (self.evaluation or {}).get("opponents") or {}
 
     @property
+    def train_provenance(self) -> dict[str, Any]:
+        return self.summary or {}
+
+    @property
     def eval_provenance(self) -> dict[str, Any]:
         return (self.evaluation or {}).get("provenance") or {}
 
     @property
-    def train_provenance(self) -> dict[str, Any]:
-        return self.summary or {}
+    def uci(self) -> dict[str, Any]:
+        return (self.evaluation or {}).get("uci") or {}
 
 
-def _split_name(name: str, where: Path) -> tuple[str, str]:
-    """``<game>-<agent>``: game ids never contain '-', so the first '-' separates them."""
-    game, sep, agent = name.partition("-")
-    if not sep or not game or not agent:
-        raise ReportError(f"{where}: name {name!r} is not <game>-<agent>")
-    return game, agent
+@dataclass(frozen=True)
+class Experiment:
+    """Everything the pipeline produced for one experiment id: its identity and the results of each seed."""
+
+    id: str
+    game: str
+    learner: str
+    profile: str | None
+    unit: str | None
+    budget: int | None
+    seeds: dict[int, SeedResult]
+    across_seeds: dict[str, Any] | None = None  # the eval file's across-seeds summary (IQM, bootstrap interval)
+    sources: tuple[str, ...] = field(default=())
+
+    @property
+    def key(self) -> str:
+        """File-name and anchor stem (ids are already safe in both)."""
+        return self.id
+
+    @property
+    def evaluated(self) -> dict[int, SeedResult]:
+        """The seeds that have an evaluation, in seed order."""
+        return {k: s for k, s in self.seeds.items() if s.evaluation is not None}
+
+    @property
+    def opponents(self) -> list[str]:
+        """Every ladder opponent of any evaluated seed, in the evaluate stage's order."""
+        return list(dict.fromkeys(name for s in self.evaluated.values() for name in s.opponents))
 
 
+# ---------------------------------------------------------------------------------------------- single files
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReportError(f"{path}: not readable JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ReportError(f"{path}: expected a JSON object, found {type(data).__name__}")
@@ -77,15 +110,18 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def read_curve(path: Path) -> pd.DataFrame:
-    """The learning-curve TSV with typed columns; rates may be NaN (an opponent without a result)."""
+    """The learning-curve TSV with typed columns; rates may be NaN (an opponent without a result).
+
+    The one reader of ``curve.tsv`` in the project, so the file's contract is checked in one place.
+    """
     try:
         frame = pd.read_csv(path, sep="\t", dtype={"opponent": str, "seat": str})
-    except (OSError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ReportError(f"{path}: not a readable TSV ({exc})") from None
     missing = [c for c in CURVE_COLUMNS if c not in frame.columns]
     if missing:
         raise ReportError(f"{path}: missing column(s) {', '.join(missing)}; expected {' '.join(CURVE_COLUMNS)}")
-    bad_seats = sorted(set(frame["seat"]) - set(SEATS))
+    bad_seats = sorted(set(frame["seat"].astype(str)) - set(SEATS))
     if bad_seats:
         raise ReportError(f"{path}: unknown seat(s) {', '.join(bad_seats)}; seats are {', '.join(SEATS)}")
     for col in ("step", "win", "draw", "loss", "games"):
@@ -94,6 +130,32 @@ def read_curve(path: Path) -> pd.DataFrame:
         raise ReportError(f"{path}: column step must hold non-negative integers")
     frame["step"] = frame["step"].astype(int)
     return frame
+
+
+def read_summary(path: Path, seed: int) -> dict[str, Any]:
+    """A training run's provenance (``summary.json``), checked against the seed directory it sits in."""
+    data = _read_json(path)
+    _check_provenance(data, "", path, seed)
+    return data
+
+
+def _check_provenance(prov: Any, where: str, path: Path, seed: int) -> None:
+    if not isinstance(prov, dict):
+        raise ReportError(f"{path}: {where}provenance must be an object")
+    missing = [k for k in ("experiment", "game", "learner", "seed") if k not in prov]
+    if missing:
+        raise ReportError(f"{path}: {where}missing key(s) {', '.join(missing)}; expected {', '.join(SUMMARY_KEYS)}")
+    if prov["seed"] != seed:
+        raise ReportError(f"{path}: {where}seed is {prov['seed']!r}, expected {seed}")
+    _check_unit_budget(prov, where, path)
+
+
+def _check_unit_budget(data: dict[str, Any], where: str, path: Path) -> None:
+    unit, budget = data.get("unit"), data.get("budget")
+    if unit is not None and unit not in UNITS:
+        raise ReportError(f"{path}: {where}unit must be one of {', '.join(UNITS)}, found {unit!r}")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
+        raise ReportError(f"{path}: {where}budget must be a non-negative integer, found {budget!r}")
 
 
 def _check_seat_block(block: Any, where: str, path: Path) -> None:
@@ -105,54 +167,202 @@ def _check_seat_block(block: Any, where: str, path: Path) -> None:
             raise ReportError(f"{path}: {where}.{seat} needs win, draw, loss and games")
 
 
-def read_evaluation(path: Path) -> dict[str, Any]:
-    data = _read_json(path)
-    opponents = data.get("opponents")
-    if not isinstance(opponents, dict):
-        raise ReportError(f"{path}: missing the 'opponents' object")
-    for name, block in opponents.items():
-        _check_seat_block(block, f"opponents.{name}", path)
-    rate = data.get("optimal_move_rate")
+def _check_rate(rate: Any, where: str, path: Path) -> None:
     if rate is not None and not (isinstance(rate, (int, float)) and 0.0 <= rate <= 1.0):
-        raise ReportError(f"{path}: optimal_move_rate must be a number in [0, 1] or null, found {rate!r}")
-    uci = data.get("uci")
+        raise ReportError(f"{path}: {where} must be a number in [0, 1] or null, found {rate!r}")
+
+
+def _check_seed_block(block: Any, seed: int, path: Path) -> None:
+    where = f"seeds.{seed}"
+    if not isinstance(block, dict):
+        raise ReportError(f"{path}: {where} must be an object")
+    opponents = block.get("opponents")
+    if not isinstance(opponents, dict):
+        raise ReportError(f"{path}: {where} is missing the 'opponents' object")
+    for name, seat_block in opponents.items():
+        _check_seat_block(seat_block, f"{where}.opponents.{name}", path)
+    _check_rate(block.get("optimal_move_rate"), f"{where}.optimal_move_rate", path)
+    uci = block.get("uci")
     if uci is not None:
-        for label, block in (uci.get("full") or {}).items():
-            _check_seat_block(block, f"uci.full.{label}", path)
-    return data
+        if not isinstance(uci, dict):
+            raise ReportError(f"{path}: {where}.uci must be an object or null")
+        for label, seat_block in (uci.get("full") or {}).items():
+            _check_seat_block(seat_block, f"{where}.uci.full.{label}", path)
+    if "provenance" in block:
+        _check_provenance(block["provenance"], f"{where}.", path, seed)
+
+
+def _check_spread(s: Any, where: str, n_seeds: int, path: Path) -> None:
+    """An across-seeds statistic: IQM, a two-sided interval and one value per seed."""
+    if not isinstance(s, dict) or any(k not in s for k in ("iqm", "ci", "values")):
+        raise ReportError(f"{path}: {where} needs iqm, ci and values")
+    ci, values = s["ci"], s["values"]
+    if not isinstance(ci, list) or len(ci) != 2:
+        raise ReportError(f"{path}: {where}.ci must be [lo, hi]")
+    if not isinstance(values, list) or len(values) != n_seeds:
+        raise ReportError(f"{path}: {where}.values must hold one value per seed ({n_seeds})")
+
+
+def _check_across(across: Any, seeds: set[int], path: Path) -> None:
+    if not isinstance(across, dict):
+        raise ReportError(f"{path}: missing the 'across_seeds' object")
+    listed = across.get("seeds")
+    if not isinstance(listed, list) or not all(isinstance(k, int) and k in seeds for k in listed):
+        raise ReportError(f"{path}: across_seeds.seeds must list seeds of 'seeds' ({sorted(seeds)}), found {listed!r}")
+    opponents = across.get("opponents")
+    if not isinstance(opponents, dict):
+        raise ReportError(f"{path}: across_seeds is missing the 'opponents' object")
+    for name, block in opponents.items():
+        for out in OUTCOMES:
+            s = block.get(out) if isinstance(block, dict) else None
+            _check_spread(s, f"across_seeds.opponents.{name}.{out}", len(listed), path)
+    if across.get("optimal_move_rate") is not None:
+        _check_spread(across["optimal_move_rate"], "across_seeds.optimal_move_rate", len(listed), path)
+
+
+def _seed_number(key: str, path: Path) -> int:
+    if not re.fullmatch(r"0|[1-9][0-9]*", key):
+        raise ReportError(f"{path}: seeds key {key!r} is not a seed number")
+    return int(key)
+
+
+def read_evaluation(path: Path) -> dict[str, Any]:
+    """``results/eval/<id>.json`` with its per-seed blocks re-keyed by int seed."""
+    data = _read_json(path)
+    missing = [k for k in ("experiment", "game", "learner", "seeds", "across_seeds") if k not in data]
+    if missing:
+        raise ReportError(f"{path}: missing key(s) {', '.join(missing)}; expected {', '.join(IDENTITY_KEYS)}, "
+                          "seeds, across_seeds")
+    _check_unit_budget(data, "", path)
+    if not isinstance(data["seeds"], dict) or not data["seeds"]:
+        raise ReportError(f"{path}: 'seeds' must be a non-empty object keyed by seed")
+    seeds = {_seed_number(k, path): block for k, block in data["seeds"].items()}
+    for seed, block in seeds.items():
+        _check_seed_block(block, seed, path)
+    _check_across(data["across_seeds"], set(seeds), path)
+    return {**data, "seeds": dict(sorted(seeds.items()))}
+
+
+# ---------------------------------------------------------------------------------------------- one experiment
+@dataclass
+class _Parts:
+    """What was read for one experiment, before its identity is settled."""
+
+    train: dict[int, tuple[pd.DataFrame | None, dict[str, Any] | None]] = field(default_factory=dict)
+    evaluation: dict[str, Any] | None = None
+    stated: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)  # files that state identity keys
+    sources: list[str] = field(default_factory=list)
+
+
+def _read_seed_dir(d: Path, seed: int, parts: _Parts) -> None:
+    curve_path, summary_path = d / "curve.tsv", d / "summary.json"
+    curve = read_curve(curve_path) if curve_path.is_file() else None
+    summary = read_summary(summary_path, seed) if summary_path.is_file() else None
+    if curve is None and summary is None:
+        return
+    parts.train[seed] = (curve, summary)
+    parts.sources += [str(p) for p in (curve_path, summary_path) if p.is_file()]
+    if summary is not None:
+        parts.stated.append((summary_path, summary))
+
+
+def _read_train_dir(d: Path, parts: _Parts) -> None:
+    for old in ("curve.tsv", "summary.json"):
+        if (d / old).is_file():
+            raise ReportError(f"{d / old}: results in the old layout train/<game>-<agent>/; expected "
+                              "train/<id>/seed-<k>/ (rerun the train stage)")
+    for sub in sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        m = SEED_DIR.match(sub.name)
+        if m is None:
+            raise ReportError(f"{sub}: not a seed directory; expected {d}/seed-<k>")
+        _read_seed_dir(sub, int(m.group(1)), parts)
+
+
+def _settle(exp_id: str, stated: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+    """The identity keys all files agree on; a file that disagrees (or names another id) is an error."""
+    settled: dict[str, Any] = {"experiment": exp_id}
+    first: dict[str, Path] = {}
+    for path, data in stated:
+        for key in IDENTITY_KEYS:
+            value = data.get(key)
+            if value is None:
+                continue
+            if key in settled and settled[key] != value:
+                origin = f"the id {exp_id!r}" if key == "experiment" else f"{first[key]}'s {settled[key]!r}"
+                raise ReportError(f"{path}: {key} {value!r} disagrees with {origin}")
+            settled.setdefault(key, value)
+            first.setdefault(key, path)
+    return settled
+
+
+def _assemble(exp_id: str, parts: _Parts) -> Experiment:
+    ident = _settle(exp_id, parts.stated)
+    if "game" not in ident or "learner" not in ident:
+        raise ReportError(f"{parts.sources[0]}: no summary.json or evaluation of experiment {exp_id!r} states its "
+                          "game and learner")
+    ev = parts.evaluation or {}
+    eval_seeds: dict[int, dict[str, Any]] = ev.get("seeds") or {}
+    seeds = {
+        k: SeedResult(*parts.train.get(k, (None, None)), evaluation=eval_seeds.get(k))
+        for k in sorted(set(parts.train) | set(eval_seeds))
+    }
+    return Experiment(id=exp_id, game=ident["game"], learner=ident["learner"], profile=ident.get("profile"),
+                      unit=ident.get("unit"), budget=ident.get("budget"), seeds=seeds,
+                      across_seeds=ev.get("across_seeds"), sources=tuple(parts.sources))
+
+
+def check_id(exp_id: str, where: Path) -> str:
+    """``exp_id`` when it is a valid experiment id (it becomes file names, anchors and MLflow tags)."""
+    if not ID_PATTERN.match(exp_id):
+        raise ReportError(f"{where}: {exp_id!r} is not an experiment id (lower-case letters, digits, '_' and '-', "
+                          "starting with a letter or digit)")
+    return exp_id
+
+
+def load_experiment(results_dir: Path, exp_id: str) -> Experiment | None:
+    """Everything under ``results_dir`` for experiment ``exp_id``; None when nothing has been produced yet."""
+    results_dir = Path(results_dir)
+    check_id(exp_id, results_dir)
+    parts = _Parts()
+    train_dir = results_dir / "train" / exp_id
+    if train_dir.is_dir():
+        _read_train_dir(train_dir, parts)
+    eval_path = results_dir / "eval" / f"{exp_id}.json"
+    if eval_path.is_file():
+        parts.evaluation = read_evaluation(eval_path)
+        parts.stated.append((eval_path, parts.evaluation))
+        parts.stated += [(eval_path, b["provenance"]) for b in parts.evaluation["seeds"].values() if "provenance" in b]
+        parts.sources.append(str(eval_path))
+    if not parts.train and parts.evaluation is None:
+        return None
+    return _assemble(exp_id, parts)
+
+
+# ---------------------------------------------------------------------------------------------- all experiments
+def experiment_ids(results_dir: Path) -> list[str]:
+    """The ids that have a train directory or an evaluation file, sorted; hidden (temporary) names skipped."""
+    results_dir = Path(results_dir)
+    names: dict[str, Path] = {}
+    train_dir, eval_dir = results_dir / "train", results_dir / "eval"
+    if train_dir.is_dir():
+        names.update((p.name, p) for p in train_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if eval_dir.is_dir():
+        names.update((p.stem, p) for p in eval_dir.glob("*.json") if not p.name.startswith("."))
+    return sorted(check_id(name, where) for name, where in names.items())
 
 
 def load_results(results_dir: Path) -> list[Experiment]:
-    """Every experiment found under ``results_dir``, sorted by game then agent."""
+    """Every experiment found under ``results_dir``, sorted by game, learner, then id."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ReportError(f"results directory {results_dir} not found; run the pipeline first (`dvc repro`)")
-    found: dict[tuple[str, str], Experiment] = {}
-
-    def get(game: str, agent: str) -> Experiment:
-        return found.setdefault((game, agent), Experiment(game, agent))
-
-    train_dir = results_dir / "train"
-    for d in sorted(p for p in train_dir.glob("*") if p.is_dir() and not p.name.startswith(".")):
-        exp = get(*_split_name(d.name, d))
-        if (d / "curve.tsv").is_file():
-            exp.curve = read_curve(d / "curve.tsv")
-            exp.sources.append(str(d / "curve.tsv"))
-        if (d / "summary.json").is_file():
-            exp.summary = _read_json(d / "summary.json")
-            exp.sources.append(str(d / "summary.json"))
-    for f in sorted((results_dir / "eval").glob("*.json")):
-        if f.name.startswith("."):
-            continue
-        exp = get(*_split_name(f.stem, f))
-        exp.evaluation = read_evaluation(f)
-        exp.sources.append(str(f))
-    experiments = [e for e in found.values() if e.curve is not None or e.summary or e.evaluation]
+    found = [load_experiment(results_dir, i) for i in experiment_ids(results_dir)]
+    experiments = [e for e in found if e is not None]
     if not experiments:
         raise ReportError(
-            f"no results under {results_dir}: expected train/<game>-<agent>/curve.tsv or eval/<game>-<agent>.json"
+            f"no results under {results_dir}: expected train/<id>/seed-<k>/curve.tsv or eval/<id>.json"
         )
-    return sorted(experiments, key=lambda e: (e.game, e.agent))
+    return sorted(experiments, key=lambda e: (e.game, e.learner, e.id))
 
 
 def finite(x: Any) -> float | None:

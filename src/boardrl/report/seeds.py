@@ -2,8 +2,9 @@
 
 Each ``SeedNumber`` names our game id, the seed's agent and protocol in words, our spec of the seed's opponent,
 the seat (from the seed agent's side: as_first = it moved first), the kind of figure (``metric``) and the
-figure as published.  The report looks up our experiments on the same game, opponent and seat and prints our
-figure of the same kind beside it.
+figure as published, and optionally our ``learner`` of the same kind.  The report looks up our experiments on
+the same game (and that learner, where one is named), opponent and seat and prints our figure of the same kind
+beside it, one row per matching experiment id.
 
 Conventions: W/D/L percentages from the seed agent's side.  Seed 002 prints "agent W / opponent W / tie"; the
 rows below are converted to W / D / L.  Seed 003 reports a score (win 1, draw 0.5, loss 0).
@@ -30,6 +31,7 @@ class SeedNumber:
     source: str
     uci_label: str | None = None
     ours_note: str | None = None  # for figures no evaluation file holds (e.g. Q-value traces)
+    learner: str | None = None  # our learner of the same kind; None: compare with every learner on the game
 
 
 def _s000() -> list[SeedNumber]:
@@ -47,7 +49,7 @@ def _s000() -> list[SeedNumber]:
                    ours_note=f"reproduced: {tests}::test_seed000_exp02_self_play_from_s0"),
         SeedNumber("000", "tictactoe", "tabular Q-learning, self-play, 70,000 episodes",
                    "GreedyQ always X vs Random, 1,000 games", "random", "as_first", "wdl",
-                   "\"almost perfect\" (figure only, no number)", f"{src}, exp 03"),
+                   "\"almost perfect\" (figure only, no number)", f"{src}, exp 03", learner="tabular_q"),
     ]
     for label, fig in (("win", "94% (56% before training)"), ("draw", "92% (50% before training)"),
                        ("loss", "90% (45% before training)")):
@@ -108,7 +110,8 @@ def _s002() -> list[SeedNumber]:
     for game, rows in (("tictactoe", ttt), ("connect4", c4)):
         for agent, opp, fig, n in rows:
             proto = f"{n} games, agent first in the first half, second in the rest"
-            out.append(SeedNumber("002", game, agent, proto, opp, "combined", "wdl", fig, src))
+            learner = "tabular_q" if agent.startswith("QT") else None  # QT: seed 002's Q-table agent
+            out.append(SeedNumber("002", game, agent, proto, opp, "combined", "wdl", fig, src, learner=learner))
     return out
 
 

@@ -99,21 +99,20 @@ def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
-def run_tags(
-    project_root: str | os.PathLike, *, stage: str, game: str | None, agent: str | None, params_hash: str, seed: int
-) -> dict[str, str]:
-    """The provenance tags of a stage run (strings, as MLflow stores them; '' where a value does not apply)."""
+def run_tags(project_root: str | os.PathLike, *, stage: str, params_hash: str, **labels: Any) -> dict[str, str]:
+    """The provenance tags of a stage run (strings, as MLflow stores them; '' where a value does not apply).
+
+    ``labels`` are what the run is about: experiment id, game, learner, seed, profile.
+    """
     commit = git_commit(project_root)
     dirty = git_dirty(project_root)
     tags = {
         "stage": stage,
-        "game": game or "",
-        "agent": agent or "",
+        **{k: "" if v is None else str(v) for k, v in labels.items()},
         "git_commit": commit,
         "git_dirty": "" if dirty is None else str(dirty).lower(),
         "dvc_exp_name": dvc_exp_name() or "",
         "params_hash": params_hash,
-        "seed": str(seed),
     }
     if commit != "unknown":
         tags["mlflow.source.git.commit"] = commit  # MLflow's own key: the UI shows it as the run's source version
@@ -125,23 +124,63 @@ def stage_run(
     project_root: str | os.PathLike,
     *,
     stage: str,
-    experiment: str,
-    game: str | None,
-    agent: str | None,
+    mlflow_experiment: str,
+    run_name: str,
     params: Mapping[str, Any],
     params_hash: str,
-    seed: int,
+    nested: bool = False,
+    **labels: Any,
 ) -> Iterator["mlflow.ActiveRun"]:
-    """An MLflow run for one stage execution, with params and provenance tags; ends FAILED on an exception."""
+    """An MLflow run for one stage execution (or, ``nested``, one seed of it), with params and provenance tags.
+
+    It ends FAILED on an exception (SIGTERM included: stage scripts turn it into SystemExit).
+    """
     mlflow = configure(project_root)
-    exp_id = ensure_experiment(project_root, experiment)
-    name = f"{stage} {game}/{agent}" if agent else f"{stage} {game or experiment}"
-    tags = run_tags(project_root, stage=stage, game=game, agent=agent, params_hash=params_hash, seed=seed)
-    with mlflow.start_run(experiment_id=exp_id, run_name=name, tags=tags) as run:
+    exp_id = ensure_experiment(project_root, mlflow_experiment)
+    tags = run_tags(project_root, stage=stage, params_hash=params_hash, **labels)
+    with mlflow.start_run(experiment_id=exp_id, run_name=run_name, tags=tags, nested=nested) as run:
         flat = flatten(params)
         if flat:
             mlflow.log_params(flat)
         yield run
+
+
+class MetricsBuffer:
+    """Training metrics (loss, epsilon, throughput) collected per step and sent to MLflow in batches.
+
+    Why: a learner may report every step; one database write per call would cost more than the training step.
+    ``flush`` every ``every`` values and at the end (``close``).
+    """
+
+    def __init__(self, every: int = 2000) -> None:
+        self.every = every
+        self.pending: list[tuple[str, float, int]] = []
+
+    def __call__(self, metrics: Mapping[str, float | None], step: int) -> None:
+        self.pending += [(k, float(v), int(step)) for k, v in metrics.items() if v is not None]
+        if len(self.pending) >= self.every:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        import time
+
+        import mlflow
+        from mlflow.entities import Metric
+
+        run = mlflow.active_run()
+        if run is not None:
+            now = int(time.time() * 1000)
+            metrics = [Metric(_safe_key(k), v, now, s) for k, v, s in self.pending]
+            client = mlflow.MlflowClient()
+            for i in range(0, len(metrics), 1000):  # MLflow's per-request limit
+                client.log_batch(run.info.run_id, metrics=metrics[i:i + 1000])
+        self.pending = []
+
+
+def _safe_key(key: str) -> str:
+    return metric_key(*key.split("/"))
 
 
 def log_metrics(values: Mapping[str, float | None], step: int | None = None) -> None:

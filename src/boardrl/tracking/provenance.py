@@ -58,13 +58,16 @@ def params_hash(obj: Any) -> str:
 
 @dataclass(frozen=True)
 class Provenance:
-    """The keys that travel with every result file (summary.json, the eval json's ``provenance``)."""
+    """The keys that travel with every result file (summary.json, each seed's ``provenance`` in the eval json)."""
 
-    game: str | None
-    agent: str | None
-    games_trained: int | None
-    seconds: float
+    experiment: str
+    game: str
+    learner: str
     seed: int
+    profile: str
+    unit: str
+    budget: int
+    seconds: float
     mlflow_run_id: str | None
     git_commit: str
     params_hash: str
@@ -74,26 +77,11 @@ class Provenance:
         return asdict(self)
 
 
-def collect(
-    root: str | os.PathLike,
-    *,
-    game: str | None,
-    agent: str | None,
-    seed: int,
-    params_slice: Any,
-    seconds: float,
-    mlflow_run_id: str | None,
-    games_trained: int | None = None,
-) -> Provenance:
+def collect(root: str | os.PathLike, *, experiment: str, game: str, learner: str, seed: int, profile: str,
+            unit: str, budget: int, params_slice: Any, seconds: float, mlflow_run_id: str | None) -> Provenance:
     """Provenance of a stage run at ``root`` that used ``params_slice`` (the params it depends on)."""
     return Provenance(
-        game=game,
-        agent=agent,
-        games_trained=games_trained,
-        seconds=round(float(seconds), 3),
-        seed=int(seed),
-        mlflow_run_id=mlflow_run_id,
-        git_commit=git_commit(root),
-        params_hash=params_hash(params_slice),
-        dvc_exp_name=dvc_exp_name(),
+        experiment=experiment, game=game, learner=learner, seed=int(seed), profile=profile, unit=unit,
+        budget=int(budget), seconds=round(float(seconds), 3), mlflow_run_id=mlflow_run_id,
+        git_commit=git_commit(root), params_hash=params_hash(params_slice), dvc_exp_name=dvc_exp_name(),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from boardrl.errors import BoardRLError
 
@@ -53,7 +53,14 @@ class ConvConfig(_NetworkBase):
 
     body: Literal["conv"] = "conv"
     channels: Annotated[list[PositiveInt], Field(min_length=1)] = Field(default_factory=lambda: [64, 64])
-    kernel_size: int = Field(3, ge=1, le=9)
+    kernel_size: int = Field(3, ge=1, le=9, description="odd, so 'same' padding is symmetric")
+
+    @field_validator("kernel_size")
+    @classmethod
+    def _odd(cls, k: int) -> int:
+        if k % 2 == 0:
+            raise ValueError(f"kernel_size must be odd (symmetric 'same' padding), got {k}")
+        return k
 
 
 class ResidualConfig(_NetworkBase):

@@ -1,0 +1,204 @@
+"""Judge every seed's model of one experiment: the evaluate stage's work, callable from a library as well.
+
+Per seed: the ladder (W/D/L per seat and combined, 95% Wilson intervals), the optimal-move rate judged by the
+game's referee, and for Connect 4 the UCI start-position protocols.  Across seeds: the interquartile mean and
+a bootstrap interval of each headline number (evaluate/seeds.py).  Evaluation games and position sets come from
+``evaluate.seed``, the same for every seed and experiment, so differences between seeds are the models' own.
+
+Imports are at module level except the UCI protocols', which only Connect 4 experiments use: the stage's code
+fingerprint (experiments/inputs.py) counts this module's function-level imports only where they are used.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from boardrl.agents import make_agent
+from boardrl.atomic_io import atomic_write_json
+from boardrl.config import Params, evaluate_slice, runtime_processes
+from boardrl.errors import BoardRLError
+from boardrl.evaluate.match import play_match
+from boardrl.evaluate.optimal_rate import optimal_move_rate, position_set
+from boardrl.evaluate.seeds import across_seeds
+from boardrl.evaluate.stats import SEATS
+from boardrl.experiments.paths import ExperimentPaths
+from boardrl.games import make_game
+from boardrl.learn import learner_class, load_agent
+from boardrl.solvers.base import make_referee
+from boardrl.tracking.curve import sub_seed
+from boardrl.tracking.figures import ladder_figure
+from boardrl.tracking.mlflow_runs import log_metrics, metric_key, stage_run
+from boardrl.tracking.provenance import collect, params_hash
+
+UCI_TABLE = Path("data") / "processed" / "uci.parquet"
+OUTCOMES = ("win", "draw", "loss")
+
+
+def ladder(params: Params, exp_id: str, game, agent, processes: int = 1) -> dict[str, Any]:
+    """Match results against every opponent of the experiment's ladder, in the listed order."""
+
+    out = {}
+    for i, opp in enumerate(params.ladder(exp_id)):
+        games = opp.games or params.evaluate.games
+        result = play_match(game, agent, make_agent(game, opp.agent), games, seats="alternate",
+                            seed=sub_seed(params.evaluate.seed, 2, i), processes=processes)
+        d = result.to_dict()
+        out[opp.key] = {**{seat: d[seat] for seat in SEATS}, "mean_length": d["mean_length"]}
+        c = d["combined"]
+        print(f"evaluate: vs {opp.key}: {games} games W {c['win']:.3f} D {c['draw']:.3f} L {c['loss']:.3f}",
+              file=sys.stderr, flush=True)
+    return out
+
+
+def optimal_moves(params: Params, game, agent) -> dict[str, Any] | None:
+    """Optimal-move rate on a seeded set of random-play positions; None without a referee or positions."""
+
+    n = params.evaluate.optimal_positions
+    if n == 0:
+        return None
+    try:
+        referee = make_referee(game)
+    except BoardRLError:
+        return None  # no referee for this game: the rate is null in the results
+    plies = params.evaluate.per_game[game.game_id].optimal_plies
+    positions = position_set(game, n, seed=sub_seed(params.evaluate.seed, 3), plies=plies)
+    rate = optimal_move_rate(agent, referee, positions, np.random.default_rng(sub_seed(params.evaluate.seed, 4)))
+    print(f"evaluate: optimal-move rate {rate.rate:.4f} on {rate.n} positions", file=sys.stderr, flush=True)
+    return rate.to_dict()
+
+
+def uci(params: Params, root: Path, game, agent, processes: int = 1) -> dict[str, Any] | None:
+    """The UCI protocols where the game's settings ask for them (Connect 4 only)."""
+    cfg = params.evaluate.per_game[game.game_id].uci
+    if cfg is None:
+        return None
+    from boardrl.data import uci_table
+    from boardrl.evaluate import uci_protocols
+
+    positions = uci_table.positions_by_label(uci_table.read_parquet(Path(root) / UCI_TABLE))
+    random = make_agent(game, "random")
+    seed = params.evaluate.seed
+    out: dict[str, Any] = {"seed000": uci_protocols.seed000_protocol(
+        agent, random, positions, cfg.seed000_games, sub_seed(seed, 5), processes)}
+    out["full"] = (uci_protocols.full_protocol(agent, random, positions, sub_seed(seed, 6), cfg.full_positions,
+                                               processes) if cfg.full else None)
+    return out
+
+
+def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1) -> dict[str, Any]:
+    """Everything measured about one trained agent (one seed)."""
+    results: dict[str, Any] = {"opponents": ladder(params, exp_id, game, agent, processes)}
+    detail = optimal_moves(params, game, agent)
+    results["optimal_move_rate"] = None if detail is None else detail["rate"]
+    results["optimal_move"] = detail
+    results["uci"] = uci(params, root, game, agent, processes)
+    return results
+
+
+def seed_metrics(results: dict[str, Any]) -> dict[str, float | None]:
+    """Flat MLflow metrics of one seed's evaluation."""
+
+    m: dict[str, float | None] = {}
+    for opp, block in results["opponents"].items():
+        for seat in SEATS:
+            for out in OUTCOMES:
+                m[metric_key("eval", opp, seat, out)] = block[seat][out]
+    m["optimal_move_rate"] = results["optimal_move_rate"]
+    for label, s in ((results["uci"] or {}).get("seed000") or {}).items():
+        m[metric_key("uci", "seed000", label, "win")] = s["win"]
+    for label, block in ((results["uci"] or {}).get("full") or {}).items():
+        for seat in SEATS:
+            m[metric_key("uci", "full", label, seat, "win")] = block[seat]["win"]
+    return m
+
+
+def spread(per_seed: dict[int, dict[str, Any]], seed: int) -> dict[str, Any]:
+    """IQM and bootstrap interval across seeds of the combined W/D/L per opponent and the optimal-move rate."""
+    seeds = sorted(per_seed)
+    first = per_seed[seeds[0]]
+    opponents = {
+        opp: {out: across_seeds([per_seed[s]["opponents"][opp]["combined"][out] for s in seeds], seed)
+              for out in OUTCOMES}
+        for opp in first["opponents"]
+    }
+    rate = across_seeds([per_seed[s]["optimal_move_rate"] for s in seeds], seed)
+    return {"seeds": seeds, "opponents": opponents, "optimal_move_rate": rate}
+
+
+def headline(exp_id: str, results: dict[str, Any]) -> dict[str, Any]:
+    """The few numbers `dvc metrics show` lists, named for people: IQM over seeds of combined win/loss rates."""
+    agg = results["across_seeds"]
+    out: dict[str, Any] = {"budget": results["budget"], "seeds": len(agg["seeds"])}
+    if agg["optimal_move_rate"] is not None:
+        out["optimal_move_rate"] = round(agg["optimal_move_rate"]["iqm"], 4)
+    for opp, block in agg["opponents"].items():
+        if block["win"] is not None and block["loss"] is not None:
+            out[f"vs {opp}"] = {"win": round(block["win"]["iqm"], 4), "loss": round(block["loss"]["iqm"], 4)}
+    return out
+
+
+def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
+    """The evaluate stage of ``exp_id`` under project ``root``: every seed's model, outputs, MLflow runs."""
+    import mlflow
+
+
+    e = params.experiment(exp_id)
+    root = Path(root)
+    paths = ExperimentPaths(root, exp_id)
+    game = make_game(e.game)
+    cls = learner_class(e.learner)
+    lp = params.learner_params(exp_id)
+    budget = int(getattr(lp, cls.unit))
+    sl = evaluate_slice(params, exp_id)
+    phash = params_hash(sl)
+    processes = runtime_processes()
+    results: dict[str, Any] = {"experiment": exp_id, "game": e.game, "learner": e.learner,
+                               "profile": params.profile, "unit": cls.unit, "budget": budget, "seeds": {}}
+    per_seed: dict[int, dict[str, Any]] = {}
+    labels = dict(experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile)
+    with stage_run(root, stage="evaluate", mlflow_experiment=e.game, run_name=f"evaluate {exp_id}", params=sl,
+                   params_hash=phash, seeds=",".join(map(str, e.seeds)), **labels):
+        for seed in e.seeds:
+            t0 = time.perf_counter()
+            with stage_run(root, stage="evaluate", mlflow_experiment=e.game, run_name=f"evaluate {exp_id} seed {seed}",
+                           params=sl, params_hash=phash, nested=True, seed=seed, **labels) as active:
+                agent = load_agent(game, e.learner, paths.model(seed))
+                res = evaluate_agent(params, exp_id, root, game, agent, processes)
+                log_metrics(seed_metrics(res), step=budget)
+                _log_ladder_figure(res, f"{exp_id} seed {seed}: W/D/L per seat")
+                res["provenance"] = collect(root, experiment=exp_id, game=e.game, learner=e.learner, seed=seed,
+                                            profile=params.profile, unit=cls.unit, budget=budget, params_slice=sl,
+                                            seconds=time.perf_counter() - t0,
+                                            mlflow_run_id=active.info.run_id).to_dict()
+            per_seed[seed] = res
+            results["seeds"][str(seed)] = res
+        results["across_seeds"] = spread(per_seed, params.evaluate.seed)
+        for key, value in _flat_spread(results["across_seeds"]).items():
+            mlflow.log_metric(metric_key(*key.split("/")), value, step=budget)
+        atomic_write_json(paths.evaluation, results)
+        atomic_write_json(paths.metrics, headline(exp_id, results))
+        mlflow.log_artifact(str(paths.evaluation))
+    return results
+
+
+def _flat_spread(agg: dict[str, Any]) -> dict[str, float]:
+    out = {}
+    for opp, block in agg["opponents"].items():
+        for outcome, s in block.items():
+            if s is not None:
+                out[f"iqm/{opp}/combined/{outcome}"] = s["iqm"]
+    if agg["optimal_move_rate"] is not None:
+        out["iqm/optimal_move_rate"] = agg["optimal_move_rate"]["iqm"]
+    return out
+
+
+def _log_ladder_figure(results: dict[str, Any], title: str) -> None:
+    import mlflow
+
+
+    mlflow.log_figure(ladder_figure(results["opponents"], title), "ladder.png")

@@ -1,0 +1,200 @@
+"""Fingerprints of the code and data each stage of each experiment uses: DVC's narrow dependencies.
+
+Why: a DVC stage reruns when a dependency changes.  Depending on whole source folders retrains every tabular
+experiment when someone adds ``learn/dqn.py``; listing files by hand in dvc.yaml cannot follow imports and
+``foreach`` cannot give each experiment its own list.  So one cheap stage, ``inputs``, writes
+``build/inputs/<id>.train.json`` and ``<id>.evaluate.json``: the sha256 of every ``boardrl`` source file in the
+import closure of what that stage runs (its learner, its game, its opponents' modules, the referee, the stage
+code) plus the data it reads (the UCI table, Connect 4 only).  ``train@<id>`` and ``evaluate@<id>`` depend on
+their file; it changes only when something they use changes.
+
+The closure is static (``ast``): every ``import boardrl...`` of a module, at any depth, is followed, except the
+imports inside functions of the *dispatch* modules (``make_game``, ``make_referee``), which import one module per
+game id; the game's own module and its referee are roots instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from boardrl.atomic_io import atomic_write_text
+from boardrl.config import Params, model_target
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/boardrl
+PACKAGE = "boardrl"
+#: Modules whose function-level imports are per game id or per optional feature: only their module-level imports
+#: count, and ``stage_roots`` adds the rest where a stage uses it (the game's module, its referee, UCI code).
+DISPATCH_MODULES = frozenset({"boardrl.games", "boardrl.solvers.base", "boardrl.experiments.evaluate"})
+#: The referee module of each game module (what ``solvers.base.make_referee`` dispatches to).
+REFEREE_MODULES = {
+    "boardrl.games.tictactoe": "boardrl.solvers.tictactoe",
+    "boardrl.games.connect4": "boardrl.solvers.connect4",
+    "boardrl.games.dots_and_boxes": "boardrl.solvers.dots_and_boxes",
+}
+TRAIN_CODE = ("boardrl.experiments.train", "boardrl.config")
+EVALUATE_CODE = ("boardrl.experiments.evaluate", "boardrl.config", "boardrl.agents.models")
+UCI_CODE = ("boardrl.data.uci_table", "boardrl.evaluate.uci_protocols")
+UCI_TABLE = Path("data") / "processed" / "uci.parquet"
+
+
+# ---------------------------------------------------------------------------------------------- the closure
+def module_file(name: str) -> Path | None:
+    """The source file of ``boardrl`` module ``name`` (a package's ``__init__.py``), or None."""
+    parts = name.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    if len(parts) == 1:
+        return PACKAGE_DIR / "__init__.py"
+    rel = Path(*parts[1:])
+    for candidate in (PACKAGE_DIR / rel / "__init__.py", PACKAGE_DIR / rel.with_suffix(".py")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@cache
+def direct_imports(name: str) -> frozenset[str]:
+    """The ``boardrl`` modules that module ``name`` imports (submodules named in ``from x import y`` included)."""
+    path = module_file(name)
+    if path is None:
+        return frozenset()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if name in DISPATCH_MODULES else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == PACKAGE)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == PACKAGE:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names if module_file(f"{node.module}.{a.name}"))
+    return frozenset(m for m in found if module_file(m) is not None)
+
+
+def closure(roots: list[str]) -> list[str]:
+    """Every ``boardrl`` module reachable from ``roots``, with the packages that contain them, sorted."""
+    seen: set[str] = set()
+    todo = [r for r in roots if module_file(r) is not None]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # importing a.b.c runs a and a.b
+        todo += list(direct_imports(name))
+    return sorted(seen)
+
+
+# ---------------------------------------------------------------------------------------------- roots
+def _game_module(game_id: str) -> str:
+    from boardrl.games import make_game
+
+    return type(make_game(game_id)).__module__
+
+
+def _agent_modules(game_id: str, specs: list[str], params: Params) -> list[str]:
+    """The modules behind agent specs (a ``model:<id>`` opponent brings the learner module of that experiment)."""
+    from boardrl.agents import agent_entry, parse_spec
+    from boardrl.games import make_game
+
+    game = make_game(game_id)
+    out = []
+    for spec in specs:
+        target = model_target(spec)
+        if target is not None:
+            other = params.experiments.get(target)
+            out += ["boardrl.agents.models"] + ([f"boardrl.learn.{other.learner}"] if other else [])
+            continue
+        out.append(agent_entry(game, parse_spec(spec)[0]).module)
+    return out
+
+
+def stage_roots(params: Params, exp_id: str, stage: str) -> list[str]:
+    """The modules a stage of ``exp_id`` runs, before following imports."""
+    e = params.experiment(exp_id)
+    game_module = _game_module(e.game)
+    roots = [f"boardrl.learn.{e.learner}", game_module, REFEREE_MODULES.get(game_module, game_module)]
+    if stage == "train":
+        specs = [o.agent for o in params.curve_opponents(exp_id)]
+        spec = getattr(params.learner_params(exp_id), "opponent", None)
+        return roots + list(TRAIN_CODE) + _agent_modules(e.game, specs + ([spec] if spec else []), params)
+    specs = [o.agent for o in params.ladder(exp_id)]
+    uci = list(UCI_CODE) if params.evaluate.per_game[e.game].uci is not None else []
+    return roots + list(EVALUATE_CODE) + uci + _agent_modules(e.game, specs, params)
+
+
+# ---------------------------------------------------------------------------------------------- fingerprints
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stage_inputs(params: Params, exp_id: str, stage: str, root: Path) -> dict[str, Any]:
+    """{"code": {source path: sha256}, "data": {path: sha256}} of one stage of ``exp_id``."""
+    code = {str(module_file(m).relative_to(PACKAGE_DIR.parent)): sha256(module_file(m))
+            for m in closure(stage_roots(params, exp_id, stage))}
+    data: dict[str, str] = {}
+    e = params.experiment(exp_id)
+    if stage == "evaluate" and params.evaluate.per_game[e.game].uci is not None:
+        table = Path(root) / UCI_TABLE
+        data[str(UCI_TABLE)] = sha256(table) if table.is_file() else "missing"
+    return {"experiment": exp_id, "stage": stage, "code": dict(sorted(code.items())), "data": data}
+
+
+def write_inputs(params: Params, root: Path) -> list[Path]:
+    """Write ``build/inputs/<id>.<stage>.json`` for every experiment; files of removed experiments go."""
+    from boardrl.experiments.paths import ExperimentPaths
+
+    written = []
+    for exp_id in params.experiments:
+        paths = ExperimentPaths(Path(root), exp_id)
+        for stage in ("train", "evaluate"):
+            text = json.dumps(stage_inputs(params, exp_id, stage, root), indent=1) + "\n"
+            target = paths.inputs(stage)
+            if not target.is_file() or target.read_text() != text:
+                atomic_write_text(target, text)
+            written.append(target)
+    directory = Path(root) / "build" / "inputs"
+    for stale in set(directory.glob("*.json")) - set(written):
+        stale.unlink()
+    return written
+
+
+def ladder_models(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
+    """{spec: {file: sha256}} of the trained models ``exp_id``'s ladder names with ``model:``."""
+    from boardrl.agents.models import model_dir
+
+    out: dict[str, Any] = {}
+    for opp in params.ladder(exp_id):
+        if model_target(opp.agent) is None:
+            continue
+        try:
+            directory = model_dir(opp.agent, Path(root))
+        except ValueError:
+            out[opp.agent] = "missing"
+            continue
+        out[opp.agent] = {str(p.relative_to(directory)): sha256(p) for p in sorted(directory.rglob("*"))
+                          if p.is_file()}
+    return out
+
+
+def write_ladder_models(params: Params, root: Path) -> list[Path]:
+    """Write ``build/models/<id>.json`` for every experiment (``{}`` when its ladder names no trained model)."""
+    from boardrl.experiments.paths import ExperimentPaths
+
+    written = []
+    for exp_id in params.experiments:
+        target = ExperimentPaths(Path(root), exp_id).ladder_models
+        atomic_write_text(target, json.dumps(ladder_models(params, exp_id, root), indent=1, sort_keys=True) + "\n")
+        written.append(target)
+    for stale in set((Path(root) / "build" / "models").glob("*.json")) - set(written):
+        stale.unlink()
+    return written

@@ -1,0 +1,142 @@
+"""Train every seed of one experiment: the train stage's work, callable from a library or a sweep as well.
+
+For each training seed: build the learner and its curve evaluator, train with checkpoints under
+``models/<id>/seed-<k>/checkpoint`` (a killed run resumes there), save the model atomically, write the curve and
+the provenance, and log one nested MLflow run (params, curve metrics and training metrics with ``step``, the
+curve figure, the model) under the stage's parent run.  Seed directories of seeds no longer listed are removed,
+so the outputs always match the params.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from boardrl.atomic_io import atomic_directory, atomic_write_json, remove_stale_temporaries
+from boardrl.config import Params, eval_points, runtime_processes, train_slice
+from boardrl.errors import BoardRLError
+from boardrl.experiments.curve import CurveEvaluator, CurveOpponent, curve_rows
+from boardrl.experiments.paths import ExperimentPaths, seed_dir_name, seeds_in
+from boardrl.tracking import curve as curves
+from boardrl.tracking.provenance import collect, params_hash
+
+
+@dataclass
+class TrainedSeed:
+    """What training one seed gave: the agent, its evaluation records, and the provenance written."""
+
+    seed: int
+    agent: Any
+    evaluations: dict[int, Any]
+    summary: dict[str, Any]
+
+
+def curve_opponents(params: Params, exp_id: str, game) -> list[CurveOpponent]:
+    from boardrl.agents import make_agent
+
+    return [CurveOpponent(o.key, make_agent(game, o.agent), o.games or params.train.eval_games)
+            for o in params.curve_opponents(exp_id)]
+
+
+def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, processes: int = 1,
+               log_to_mlflow: bool = False, progress: bool = False, on_metrics=None, on_eval_extra=None):
+    """Train one seed of ``exp_id``; returns (agent, learner).  No files but the checkpoint are written.
+
+    ``on_eval_extra(step, record)`` is called after each evaluation point (a sweep's pruner listens there).
+    """
+    from boardrl.games import make_game
+    from boardrl.learn import make_learner
+
+    e = params.experiment(exp_id)
+    game = make_game(e.game)
+    learner = make_learner(e.learner)
+    lp = params.learner_params(exp_id)
+    points = eval_points(learner.budget(lp), params.train.curve)
+    evaluator = CurveEvaluator(game, curve_opponents(params, exp_id, game), seed, processes,
+                               log_to_mlflow=log_to_mlflow, verbose=not progress)
+
+    def on_eval(step: int, agent) -> dict[str, Any]:
+        record = evaluator(step, agent)
+        if on_eval_extra is not None:
+            on_eval_extra(step, record)
+        return record
+
+    agent = learner.train(game, lp, seed=seed, checkpoint_dir=checkpoint_dir, eval_points=points,
+                          on_eval=on_eval, on_metrics=on_metrics, progress=progress)
+    missing = sorted(set(points) - set(learner.evaluations))
+    if missing:
+        raise BoardRLError(f"learning curve incomplete: no evaluation at {missing} {learner.unit}")
+    if log_to_mlflow:
+        evaluator.log_missing(learner.evaluations)
+    return agent, learner
+
+
+def run_train(params: Params, exp_id: str, root: Path, *, progress: bool = True) -> list[TrainedSeed]:
+    """The train stage of ``exp_id`` under project ``root``: every seed, outputs, MLflow runs."""
+    import mlflow
+
+    from boardrl.tracking.mlflow_runs import stage_run
+
+    e = params.experiment(exp_id)
+    paths = ExperimentPaths(Path(root), exp_id)
+    sl = train_slice(params, exp_id)
+    phash = params_hash(sl)
+    _remove_other_seeds(paths, e.seeds)
+    out = []
+    with stage_run(root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id}", params=sl,
+                   params_hash=phash, experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile,
+                   seeds=",".join(map(str, e.seeds))):
+        for seed in e.seeds:
+            out.append(_train_one(params, exp_id, seed, paths, sl, phash, progress))
+        mlflow.log_metric("seconds", sum(t.summary["seconds"] for t in out))
+    return out
+
+
+def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, sl: dict, phash: str,
+               progress: bool) -> TrainedSeed:
+    import mlflow
+
+    from boardrl.tracking.figures import curve_figure
+    from boardrl.tracking.mlflow_runs import MetricsBuffer, stage_run
+
+    e = params.experiment(exp_id)
+    t0 = time.perf_counter()
+    for d in (paths.models, paths.train_results, paths.model(seed).parent, paths.curve(seed).parent):
+        remove_stale_temporaries(d)
+    with stage_run(paths.root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id} seed {seed}",
+                   params=sl, params_hash=phash, nested=True, experiment=exp_id, game=e.game, learner=e.learner,
+                   seed=seed, profile=params.profile) as active:
+        metrics = MetricsBuffer()
+        agent, learner = train_seed(params, exp_id, seed, paths.checkpoint(seed), processes=runtime_processes(),
+                                    log_to_mlflow=True, progress=progress, on_metrics=metrics)
+        metrics.flush()
+        mlflow.set_tag("resumed_from", str(learner.resumed_from))
+        with atomic_directory(paths.model(seed)) as tmp:
+            agent.save(tmp)
+        rows = curve_rows(learner.evaluations)
+        curves.write_tsv(paths.curve(seed), rows)
+        mlflow.log_figure(curve_figure(rows, f"{exp_id} seed {seed}: learning curve"), "curve.png")
+        mlflow.log_artifacts(str(paths.model(seed)), artifact_path="model")
+        mlflow.log_artifact(str(paths.curve(seed)))
+        summary = collect(paths.root, experiment=exp_id, game=e.game, learner=e.learner, seed=seed,
+                          profile=params.profile, unit=learner.unit,
+                          budget=learner.budget(params.learner_params(exp_id)), params_slice=sl,
+                          seconds=time.perf_counter() - t0, mlflow_run_id=active.info.run_id).to_dict()
+        atomic_write_json(paths.summary(seed), summary)
+        mlflow.log_artifact(str(paths.summary(seed)))
+        mlflow.log_metric("seconds", summary["seconds"])
+    print(f"train: {exp_id} seed {seed}: {summary['budget']} {summary['unit']} in {summary['seconds']:.1f} s",
+          file=sys.stderr, flush=True)
+    return TrainedSeed(seed, agent, learner.evaluations, summary)
+
+
+def _remove_other_seeds(paths: ExperimentPaths, seeds: list[int]) -> None:
+    """Outputs of seeds no longer in the experiment go, so results always match the params."""
+    for base in (paths.models, paths.train_results):
+        for s in seeds_in(base):
+            if s not in seeds:
+                shutil.rmtree(base / seed_dir_name(s))

@@ -1,0 +1,289 @@
+"""The report's sections about our experiments: overview, provenance, one section per experiment id, rates.
+
+Why per seed and across seeds: one training seed can be lucky.  Each seed's numbers are shown as measured
+(95% Wilson intervals over its games, linked to its MLflow run), and the evaluate stage's across-seeds summary
+(interquartile mean with a percentile-bootstrap interval over seeds) is shown beside the per-seed values, so
+the spread between seeds is visible next to the headline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from boardrl.report import figures
+from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Span, Table, text
+from boardrl.report.links import Links, ci_text, pct, rate_with_ci, seed_list, spread_text
+from boardrl.report.results import OUTCOMES, SEATS, Experiment, SeedResult, finite
+
+SEAT_NAMES = {"as_first": "as first", "as_second": "as second", "combined": "combined"}
+
+
+# ---------------------------------------------------------------------------------------------- overview
+def budget_text(e: Experiment) -> str:
+    """``1,000,000 games`` (the training budget per seed in the experiment's unit)."""
+    if e.budget is None:
+        return "n/a"
+    return f"{e.budget:,} {e.unit or 'units'}"
+
+
+def profile_blocks(exps: list[Experiment]) -> list[Block]:
+    """Which params profile produced the numbers: one line, or each profile with its experiments."""
+    by_profile: dict[str, list[str]] = {}
+    for e in exps:
+        by_profile.setdefault(e.profile or "unknown", []).append(e.id)
+    if len(by_profile) == 1:
+        (profile,) = by_profile
+        return [Paragraph(text("Params profile: ", Span(profile, code=True), " (every experiment below)."))]
+    items = [[Span(p, code=True), Span(": "), *_ids(ids)] for p, ids in sorted(by_profile.items())]
+    return [Paragraph(text("Params profiles differ between experiments:")), Bullets(items)]
+
+
+def _ids(ids: list[str]) -> Inline:
+    spans: list[Span] = []
+    for i, exp_id in enumerate(ids):
+        spans += [Span(", ")] if i else []
+        spans.append(Span(exp_id, code=True))
+    return spans
+
+
+def experiments_table(exps: list[Experiment]) -> Table:
+    """One row per experiment id: what was trained, how long, with which seeds, under which profile."""
+    rows = [[[Span(e.id, code=True)], text(e.game), text(e.learner), text(budget_text(e)),
+             text(seed_list(list(e.seeds))), text(seed_list(list(e.evaluated))),
+             [Span(e.profile or "unknown", code=True)]] for e in exps]
+    header = ["Experiment", "Game", "Learner", "Training budget per seed", "Seeds trained", "Seeds evaluated",
+              "Profile"]
+    return Table(header, rows, numeric=frozenset({3}))
+
+
+def _training_cell(e: Experiment, tp: dict[str, Any], links: Links) -> Inline:
+    budget = tp.get("budget")
+    if budget is None:
+        return text("n/a")
+    return [links.number(f"{budget:,} {tp.get('unit') or e.unit or 'units'}", tp)]
+
+
+def provenance_table(exps: list[Experiment], links: Links) -> Table:
+    """One row per (experiment, seed): the train and evaluate runs, the commit, params hash and DVC experiment."""
+    rows = []
+    for e in exps:
+        for k, s in e.seeds.items():
+            tp, ep = s.train_provenance, s.eval_provenance
+            secs = finite(tp.get("seconds"))
+            rows.append([
+                [Span(e.id, code=True)], text(str(k)), _training_cell(e, tp, links),
+                text("n/a" if secs is None else f"{secs:,.1f} s"),
+                links.provenance(tp) if tp else text("not run yet"),
+                links.provenance(ep) if ep else text("not run yet"),
+                [Span(str(tp.get("params_hash") or ep.get("params_hash") or "n/a")[:12], code=True)],
+                text(str(tp.get("dvc_exp_name") or ep.get("dvc_exp_name") or "-")),
+            ])
+    header = ["Experiment", "Seed", "Training", "Training time", "Train stage", "Evaluate stage", "Params hash",
+              "DVC experiment"]
+    return Table(header, rows, numeric=frozenset({2, 3}))
+
+
+# ---------------------------------------------------------------------------------------------- one experiment
+def title_line(e: Experiment) -> Paragraph:
+    """The experiment's identity in one line: id, game, learner, budget, seeds, profile."""
+    return Paragraph(text(Span(e.id, code=True), f": {e.learner} on {e.game}, {budget_text(e)} of training per "
+                          f"seed, seeds {seed_list(list(e.seeds))}, profile ", Span(e.profile or "unknown", code=True),
+                          "."))
+
+
+def curve_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
+    """The learning-curve figure of all seeds, and which seeds have no curve yet."""
+    missing = [k for k, s in e.seeds.items() if s.curve is None or not len(s.curve)]
+    where = Span(f"results/train/{e.id}/seed-<k>/curve.tsv", code=True)
+    if len(missing) == len(e.seeds):
+        return [Paragraph(text("No learning curve yet (", where, " is missing)."))]
+    name = f"curve_{e.key}.png"
+    figures.save(figures.learning_curve(e), fig_dir / name)
+    out: list[Block] = [
+        Heading(3, "Learning curve"),
+        Paragraph(text(f"Combined W/D/L against each benchmark opponent during training (log scale of training "
+                       f"{e.unit or 'progress'}): one line per seed in shades of the outcome's colour, and the mean "
+                       "of the seeds in bold when there are several.")),
+        Image(f"figures/{name}", f"learning curves of {e.id}"),
+    ]
+    if missing:
+        out.append(Paragraph(text(f"No learning curve yet for seed(s) {seed_list(missing)} (", where, " is missing).")))
+    return out
+
+
+def _method(across: dict[str, Any]) -> str:
+    """The across-seeds method in words, as the evaluate stage stated it."""
+    for block in across.get("opponents", {}).values():
+        s = block.get("win") or {}
+        conf = finite(s.get("confidence"))
+        if s.get("method"):
+            return f"{s['method']}" + (f", {100 * conf:.0f}% interval" if conf is not None else "")
+    return "interquartile mean, percentile bootstrap over seeds"
+
+
+def _spread_row(label: list[str], s: dict[str, Any], seeds: list[int], e: Experiment, links: Links) -> list[Inline]:
+    values = dict(zip(seeds, s.get("values") or []))
+    per_seed = [[links.number(pct(values.get(k)), e.seeds[k].eval_provenance)] for k in seeds]
+    return [*(text(x) for x in label), text(spread_text(s)), *per_seed]
+
+
+def across_table(e: Experiment, links: Links) -> Table:
+    """IQM and bootstrap interval per opponent and outcome (and the optimal-move rate), each seed beside it."""
+    across = e.across_seeds or {}
+    seeds: list[int] = across.get("seeds") or []
+    rows = [_spread_row([opp, out], block[out], seeds, e, links)
+            for opp, block in across.get("opponents", {}).items() for out in OUTCOMES]
+    if across.get("optimal_move_rate") is not None:
+        rows.append(_spread_row(["-", "optimal-move rate"], across["optimal_move_rate"], seeds, e, links))
+    header = ["Opponent", "Measure", "IQM [95% interval]", *(f"Seed {k}" for k in seeds)]
+    return Table(header, rows, numeric=frozenset(range(2, 3 + len(seeds))))
+
+
+def across_blocks(e: Experiment, links: Links) -> list[Block]:
+    """The evaluate stage's across-seeds summary, or nothing before the experiment is evaluated."""
+    if not e.across_seeds:
+        return []
+    n = len(e.across_seeds.get("seeds") or [])
+    over = f"Over {n} seed{'s' if n != 1 else ''}: {_method(e.across_seeds)} (percent)"
+    return [Heading(3, "Across seeds"),
+            Paragraph(text(over + "; each seed's value beside it, linked to that seed's evaluate run.")),
+            across_table(e, links)]
+
+
+def evaluation_table(e: Experiment, links: Links) -> Table:
+    """W/D/L per seat against the ladder, for each evaluated seed."""
+    rows = []
+    for k, s in e.evaluated.items():
+        for opp, block in s.opponents.items():
+            for seat in SEATS:
+                st = block[seat]
+                rows.append([text(str(k)), text(opp), text(SEAT_NAMES[seat]),
+                             *([links.number(rate_with_ci(st, out), s.eval_provenance)] for out in OUTCOMES),
+                             text(f"{int(st['games']):,}")])
+    return Table(["Seed", "Opponent", "Seat", "Win", "Draw", "Loss", "Games"], rows,
+                 numeric=frozenset({3, 4, 5, 6}))
+
+
+def evaluation_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
+    """The per-seed ladder table and the figure of the first evaluated seed, or why there is none."""
+    if not e.evaluated:
+        return [Paragraph(text("Not evaluated yet (", Span(f"results/eval/{e.id}.json", code=True), " is missing)."))]
+    first = next(iter(e.evaluated))
+    name = f"wdl_{e.key}.png"
+    figures.save(figures.wdl_bars(e, first), fig_dir / name)
+    out: list[Block] = [
+        Heading(3, "Final evaluation by seed"),
+        Paragraph(text("W/D/L per seat against the ladder for each seed, with 95% Wilson intervals over its games "
+                       f"(percent); the figure shows seed {first}.")),
+        evaluation_table(e, links),
+        Image(f"figures/{name}", f"final W/D/L of {e.id}, seed {first}"),
+    ]
+    pending = [k for k in e.seeds if k not in e.evaluated]
+    if pending:
+        out.append(Paragraph(text(f"Seed(s) {seed_list(pending)} not evaluated yet.")))
+    return out
+
+
+def seed_optimal(s: SeedResult) -> tuple[float, list[float] | None, int | None] | None:
+    """One seed's optimal-move rate, its Wilson interval and the number of positions judged."""
+    ev = s.evaluation or {}
+    rate = finite(ev.get("optimal_move_rate"))
+    if rate is None:
+        return None
+    detail = ev.get("optimal_move") or {}
+    return rate, ev.get("optimal_move_rate_ci") or detail.get("ci"), detail.get("n")
+
+
+def optimal_seed_blocks(e: Experiment, links: Links) -> list[Block]:
+    items = []
+    for k, s in e.evaluated.items():
+        opt = seed_optimal(s)
+        if opt is not None:
+            rate, ci, n = opt
+            where = f" on {n:,} positions judged by the referee" if n else ""
+            items.append([Span(f"seed {k}: "), links.number(pct(rate) + ci_text(ci), s.eval_provenance), Span(where)])
+    return [Paragraph(text("Optimal-move rate by seed (95% Wilson intervals):")), Bullets(items)] if items else []
+
+
+def _uci_seed000_rows(k: int, s: SeedResult, links: Links) -> list[list[Inline]]:
+    return [[text(str(k)), text(f"{label} positions"),
+             *([links.number(rate_with_ci(st, o), s.eval_provenance)] for o in OUTCOMES),
+             text(f"{int(st['games']):,}")] for label, st in s.uci["seed000"].items()]
+
+
+def _uci_full_rows(k: int, s: SeedResult, links: Links) -> list[list[Inline]]:
+    return [[text(str(k)), text(f"{label} positions"), text(SEAT_NAMES[seat]),
+             *([links.number(rate_with_ci(block[seat], o), s.eval_provenance)] for o in OUTCOMES),
+             text(f"{int(block[seat]['games']):,}")]
+            for label, block in s.uci["full"].items() for seat in SEATS]
+
+
+def uci_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
+    """Connect 4 from the UCI start positions: seed 000's protocol and the full protocol, per seed."""
+    seeds = {k: s for k, s in e.evaluated.items() if s.uci}
+    if not seeds:
+        return []
+    out: list[Block] = [Heading(3, "UCI start positions")]
+    rows = [r for k, s in seeds.items() if s.uci.get("seed000") for r in _uci_seed000_rows(k, s, links)]
+    if rows:
+        out += [Paragraph(text("Seed 000's protocol: our agent moves first (X to move) from a fresh random UCI "
+                               "position of each label, against random.")),
+                Table(["Seed", "Label", "Win", "Draw", "Loss", "Games"], rows, numeric=frozenset({2, 3, 4, 5}))]
+    rows = [r for k, s in seeds.items() if s.uci.get("full") for r in _uci_full_rows(k, s, links)]
+    if rows:
+        out += [Paragraph(text("Full protocol: every position of each label, our agent in each seat, against "
+                               "random.")),
+                Table(["Seed", "Label", "Seat", "Win", "Draw", "Loss", "Games"], rows,
+                      numeric=frozenset({3, 4, 5, 6}))]
+    first = next(iter(seeds))
+    name = f"uci_{e.key}.png"
+    figures.save(figures.uci_results(e, first), fig_dir / name)
+    out.append(Image(f"figures/{name}", f"UCI results of {e.id}, seed {first}"))
+    return out
+
+
+def experiment_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
+    """Everything about one experiment id; its figures are written into ``fig_dir``."""
+    return [Heading(2, e.id, anchor=e.id), title_line(e), *curve_blocks(e, fig_dir), *across_blocks(e, links),
+            *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links), *uci_blocks(e, links, fig_dir)]
+
+
+# ---------------------------------------------------------------------------------------------- all experiments
+@dataclass(frozen=True)
+class OptimalRate:
+    """An experiment's headline optimal-move rate: IQM over seeds, or the single evaluated seed's rate."""
+
+    rate: float
+    ci: list[float] | None
+    basis: str
+    shown: Inline
+
+
+def optimal_rate(e: Experiment, links: Links) -> OptimalRate | None:
+    across = (e.across_seeds or {}).get("optimal_move_rate")
+    if across is not None and len(across.get("values") or []) > 1 and finite(across.get("iqm")) is not None:
+        basis = f"IQM of {len(across['values'])} seeds, bootstrap interval"
+        return OptimalRate(float(across["iqm"]), across.get("ci"), basis, text(spread_text(across)))
+    for k, s in e.evaluated.items():
+        opt = seed_optimal(s)
+        if opt is not None:
+            rate, ci, n = opt
+            basis = f"seed {k}" + (f", {n:,} positions" if n else "") + ", Wilson interval"
+            return OptimalRate(rate, ci, basis, [links.number(pct(rate) + ci_text(ci), s.eval_provenance)])
+    return None
+
+
+def optimal_blocks(exps: list[Experiment], links: Links, fig_dir: Path) -> list[Block]:
+    """Every experiment's optimal-move rate in one table and one figure."""
+    rates = [(e, r) for e in exps if (r := optimal_rate(e, links)) is not None]
+    if not rates:
+        return []
+    figures.save(figures.optimal_rates([(e.id, r.rate, r.ci) for e, r in rates]), fig_dir / "optimal_move_rates.png")
+    rows = [[[Span(e.id, code=True)], text(e.game), text(e.learner), r.shown, text(r.basis)] for e, r in rates]
+    return [Heading(2, "Optimal-move rates"),
+            Paragraph(text("Share of the agent's moves that keep the exact game value, on a fixed set of positions, "
+                           "judged by the game's referee.")),
+            Table(["Experiment", "Game", "Learner", "Rate [95% interval]", "Basis"], rows, numeric=frozenset({3})),
+            Image("figures/optimal_move_rates.png", "optimal-move rates")]
