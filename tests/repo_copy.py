@@ -12,6 +12,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
@@ -23,11 +26,12 @@ def git(cwd: Path, *args: str) -> str:
     return out.stdout.strip()
 
 
-def copy_repo(dst: Path, params_file: str = "params.tiny.yaml") -> Path:
+def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = None) -> Path:
     """Copy what git would ship (tracked + untracked-not-ignored files) to ``dst``, commit it, return ``dst``.
 
     numba's on-disk caches (git-ignored) come along with their timestamps so the copy does not recompile every
-    kernel; ``params_file`` becomes the copy's params.yaml before the commit, so the tree is clean.
+    kernel; ``edit_params`` may change the copy's params.yaml (a dict) before the commit, so the tree is clean.
+    Stages run in the copy import the copy's ``src/`` (see ``stage_env``), so code edits there take effect.
     """
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                            check=True, capture_output=True).stdout.decode().split("\0")
@@ -37,18 +41,27 @@ def copy_repo(dst: Path, params_file: str = "params.tiny.yaml") -> Path:
         if src.is_file():
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst / rel)
-    shutil.copy2(ROOT / params_file, dst / "params.yaml")
+    if edit_params is not None:
+        data = yaml.safe_load((dst / "params.yaml").read_text())
+        edit_params(data)
+        (dst / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     git(dst, "init", "-q")
     git(dst, "add", "-A")
     git(dst, "commit", "-qm", "test copy")
     return dst
 
 
-def stage_env() -> dict[str, str]:
-    """The environment `make repro` gives DVC: the venv first on PATH, no tracking settings inherited."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "DVC_"))}
+def stage_env(project: Path | None = None) -> dict[str, str]:
+    """The environment `make repro` gives DVC: the venv first on PATH, no tracking settings inherited.
+
+    With ``project``, its ``src/`` comes first on PYTHONPATH: the copy's code runs, not the installed tree's.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "DVC_", "BOARDRL_"))}
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONUNBUFFERED"] = "1"
+    env["BOARDRL_PROGRESS"] = "0"
+    if project is not None and (Path(project) / "src").is_dir():
+        env["PYTHONPATH"] = str(Path(project) / "src")
     return env
 
 
@@ -70,5 +83,5 @@ def run(cmd: list[str], cwd: Path, timeout: float = 600) -> Run:
     import time
 
     t0 = time.perf_counter()
-    res = subprocess.run(cmd, cwd=cwd, env=stage_env(), capture_output=True, text=True, timeout=timeout)
+    res = subprocess.run(cmd, cwd=cwd, env=stage_env(cwd), capture_output=True, text=True, timeout=timeout)
     return Run(res.returncode, res.stdout, res.stderr, time.perf_counter() - t0)

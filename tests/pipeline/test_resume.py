@@ -22,20 +22,24 @@ GAMES = 300_000
 EVERY = 25_000
 
 
+EXP = "tictactoe_tabular_q"
+SEED = 7
+
+
 def make_project(path: Path) -> Path:
+    """A project with one tic-tac-toe experiment of 300,000 games, checkpointed every 25,000."""
     shutil.copytree(ROOT / "pipeline", path / "pipeline")
-    data = yaml.safe_load((ROOT / "params.tiny.yaml").read_text())
-    data["experiments"] = [{"game": "tictactoe", "agent": "tabular_q"}]
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data["experiments"] = {EXP: {"game": "tictactoe", "learner": "tabular_q", "seeds": [SEED],
+                                 "params": {"games": GAMES, "checkpoint_every": EVERY}}}
     data["train"]["opponents"] = {"tictactoe": ["random"]}
     data["train"]["eval_games"] = 20
-    data["train"]["learners"] = {"tictactoe": {"tabular_q": {"games": GAMES, "checkpoint_every": EVERY}}}
-    data["evaluate"]["opponents"] = {"tictactoe": ["random"]}
     (path / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
 
 def train_cmd() -> list[str]:
-    return [sys.executable, "pipeline/train.py", "--game", "tictactoe", "--agent", "tabular_q"]
+    return [sys.executable, "pipeline/train.py", "--experiment", EXP]
 
 
 def run_train(project: Path) -> subprocess.CompletedProcess:
@@ -46,7 +50,7 @@ def run_train(project: Path) -> subprocess.CompletedProcess:
 
 def kill_after_first_checkpoint(project: Path) -> int:
     """Start training, SIGKILL it once a checkpoint past the first segment exists; returns its game count."""
-    manifest = project / "models/tictactoe/tabular_q/checkpoint/checkpoint.json"
+    manifest = project / f"models/{EXP}/seed-{SEED}/checkpoint/checkpoint.json"
     proc = subprocess.Popen(train_cmd(), cwd=project, env=stage_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -54,7 +58,7 @@ def kill_after_first_checkpoint(project: Path) -> int:
         while time.monotonic() < deadline:
             assert proc.poll() is None, "training finished before it could be interrupted"
             try:
-                done = json.loads(manifest.read_text())["games_done"]
+                done = json.loads(manifest.read_text())["done"]
             except (OSError, ValueError, KeyError):
                 done = 0
             if done >= EVERY:
@@ -76,22 +80,28 @@ def test_killed_training_resumes_to_the_same_result(tmp_path):
     cut = make_project(tmp_path / "cut")
     done = kill_after_first_checkpoint(cut)
     assert EVERY <= done < GAMES
-    assert not (cut / "results/train/tictactoe-tabular_q/curve.tsv").exists()  # killed before any final output
-    progress = json.loads((cut / "models/tictactoe/tabular_q/checkpoint/pipeline_curve.json").read_text())
-    assert {0, 100, 1000, 10000} <= {int(s) for s in progress["rows"]}  # measured before the kill, kept
+    curve = f"results/train/{EXP}/seed-{SEED}/curve.tsv"
+    assert not (cut / curve).exists()  # killed before any final output
+    checkpoint = cut / f"models/{EXP}/seed-{SEED}/checkpoint"
+    kept = json.loads((checkpoint / "checkpoint.json").read_text())["extra"]["evaluations"]
+    assert {0, 100, 1000, 10000} <= {int(s) for s in kept}  # curve points measured before the kill, kept
 
     run_train(cut)
-    rel = "results/train/tictactoe-tabular_q/curve.tsv"
-    assert (cut / rel).read_bytes() == (whole / rel).read_bytes()
-    tables = [np.load(p / "models/tictactoe/tabular_q/model/q_table.npz") for p in (whole, cut)]
+    assert (cut / curve).read_bytes() == (whole / curve).read_bytes()
+    tables = [np.load(p / f"models/{EXP}/seed-{SEED}/model/q_table.npz") for p in (whole, cut)]
     assert np.array_equal(tables[0]["keys"], tables[1]["keys"])
     assert np.array_equal(tables[0]["values"], tables[1]["values"])
-    assert not (cut / "models/tictactoe/tabular_q/checkpoint").exists()
+    assert not checkpoint.exists()
 
     from mlflow import MlflowClient
 
     client = MlflowClient(tracking_uri=f"sqlite:///{cut}/mlflow.db")
     exp = client.get_experiment_by_name("tictactoe")
-    runs = client.search_runs([exp.experiment_id], order_by=["attributes.start_time ASC"])
+    runs = client.search_runs([exp.experiment_id], filter_string="tags.seed = '7'",
+                              order_by=["attributes.start_time ASC"])
     assert [r.info.status for r in runs] == ["RUNNING", "FINISHED"]  # the killed run never got to end itself
-    assert runs[1].data.tags["resumed"] == "true" and runs[0].data.tags["resumed"] == "false"
+    assert runs[0].data.tags["resumed_from"] == "0" and int(runs[1].data.tags["resumed_from"]) == done
+    # the resumed run holds the whole curve, the points measured before the kill included
+    steps = [m.step for m in client.get_metric_history(runs[1].info.run_id, "curve/random/combined/win")]
+    curve_steps = sorted({int(line.split("\t")[0]) for line in (whole / curve).read_text().splitlines()[1:]})
+    assert sorted(steps) == curve_steps and min(curve_steps) == 0 and max(curve_steps) == GAMES

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -10,15 +11,20 @@ from pathlib import Path
 import pytest
 import yaml
 
+from boardrl.experiments.profiles import effective_params
+
 ROOT = Path(__file__).resolve().parents[2]
-OUTPUTS = ("data/raw", "data/processed", "models", "results", "mlflow.db", "mlartifacts", "mlruns")
+OUTPUTS = ("data/raw", "data/processed", "build", "models", "results", "reports", "mlflow.db", "mlartifacts",
+           "mlruns")
+TTT = "tictactoe_tabular_q"
+DAB = "dots_and_boxes_2x2_tabular_q"
 
 
 @pytest.fixture()
 def project(tmp_path):
-    """Stage scripts and a valid tiny params.yaml (the library comes from the installed package)."""
+    """Stage scripts and a valid params.yaml (the tiny profile applied; the library is the installed package)."""
     shutil.copytree(ROOT / "pipeline", tmp_path / "pipeline")
-    shutil.copy(ROOT / "params.tiny.yaml", tmp_path / "params.yaml")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(effective_params(ROOT, "tiny"), sort_keys=False))
     return tmp_path
 
 
@@ -28,16 +34,28 @@ def edit(project: Path, fn) -> None:
     (project / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def run_stage(project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=project, capture_output=True, text=True, timeout=180)
+def run_stage(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "DVC_", "BOARDRL_"))}
+    return subprocess.run([sys.executable, *args], cwd=project, capture_output=True, text=True, timeout=180,
+                          env={**base, "BOARDRL_PROGRESS": "0", **env})
 
 
-def assert_refused(res: subprocess.CompletedProcess, project: Path, key: str, problem: str) -> None:
+def assert_refused(res: subprocess.CompletedProcess, project: Path, key: str, problem: str,
+                   file: str = "params.yaml") -> None:
     assert res.returncode == 2, res.stderr
+    assert res.stdout == ""
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
-    assert lines[0].startswith(f"error: params.yaml: {key}: ") and problem in lines[0], lines[0]
+    assert lines[0].startswith(f"error: {file}: {key}: ") and problem in lines[0], lines[0]
     assert not [p for p in OUTPUTS if (project / p).exists()]
+
+
+def set_exp(exp_id: str, **fields):
+    return lambda d: d["experiments"][exp_id].update(fields)
+
+
+def set_exp_params(exp_id: str, **params):
+    return lambda d: d["experiments"][exp_id].setdefault("params", {}).update(params)
 
 
 @pytest.mark.parametrize(
@@ -45,19 +63,37 @@ def assert_refused(res: subprocess.CompletedProcess, project: Path, key: str, pr
     [
         ("download.py", lambda d: d["data"].update(source="ftp"), "data.source", "'auto', 'online' or 'vendored'"),
         ("prepare.py", lambda d: d["prepare"].update(regen=True), "prepare.regen", "unknown key"),
-        ("train.py", lambda d: d["train"]["learners"]["tictactoe"]["tabular_q"].update(games=-10),
-         "train.learners.tictactoe.tabular_q.games", "greater than or equal to 1"),
-        ("evaluate.py", lambda d: d["evaluate"]["opponents"].update(tictactoe=["random", "deep_blue"]),
-         "evaluate.opponents.tictactoe[1]", "unknown agent 'deep_blue'"),
+        ("inputs.py", set_exp(TTT, learner="dqn9000"), f"experiments.{TTT}.learner", "unknown learner 'dqn9000'"),
+        ("train.py", set_exp_params(TTT, games=-10), f"experiments.{TTT}.params.games", "greater than or equal to 1"),
+        ("train.py", set_exp_params(TTT, alphaa=0.2), f"experiments.{TTT}.params.alphaa",
+         "unknown key; known keys here: "),
+        ("train.py", set_exp_params(TTT, opponent=f"model:{TTT}"), f"experiments.{TTT}.params.opponent",
+         "not a training or learning-curve opponent"),
         ("train.py", lambda d: d["train"].update(eval_games="lots"), "train.eval_games", "valid integer"),
+        ("evaluate.py", lambda d: d["evaluate"]["per_game"]["tictactoe"].update(opponents=["random", "deep_blue"]),
+         "evaluate.per_game.tictactoe.opponents[1]", "unknown agent 'deep_blue'"),
+        ("evaluate.py", set_exp(TTT, ladder=["random", "model:nope"]), f"experiments.{TTT}.ladder[1]",
+         "no experiment 'nope'"),
+        ("evaluate.py", set_exp(TTT, seeds=[1, 1]), f"experiments.{TTT}.seeds", "a seed is listed twice"),
+        # another experiment's mistake stops this one too: the whole file is checked before any work
+        ("train.py", set_exp(DAB, game="chess"), f"experiments.{DAB}.game", "unknown game 'chess'"),
     ],
 )
 def test_bad_params_stop_the_stage(project, script, change, key, problem):
     edit(project, change)
-    extra = ["--game", "tictactoe", "--agent", "tabular_q"] if script in ("train.py", "evaluate.py") else []
+    extra = ["--experiment", TTT] if script in ("train.py", "evaluate.py") else []
     assert_refused(run_stage(project, f"pipeline/{script}", *extra), project, key, problem)
 
 
-def test_an_experiment_not_in_params_is_refused(project):
-    res = run_stage(project, "pipeline/train.py", "--game", "conniption", "--agent", "tabular_q")
-    assert_refused(res, project, "experiments", "no experiment conniption/tabular_q; configured: tictactoe/tabular_q")
+@pytest.mark.parametrize("script", ["train.py", "evaluate.py"])
+def test_an_experiment_not_in_params_is_refused(project, script):
+    res = run_stage(project, f"pipeline/{script}", "--experiment", "conniption_tabular_q")
+    assert_refused(res, project, "experiments", f"no experiment 'conniption_tabular_q'; configured: {TTT}, {DAB}")
+
+
+def test_bad_worker_processes_stop_the_stage(project):
+    res = run_stage(project, "pipeline/train.py", "--experiment", TTT, BOARDRL_PROCESSES="abc")
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.strip().splitlines() == [
+        "error: environment: $BOARDRL_PROCESSES must be a whole number from 1 to 64, got 'abc'"]
+    assert not [p for p in OUTPUTS if (project / p).exists()]

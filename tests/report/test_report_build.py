@@ -120,6 +120,16 @@ def test_one_seed_has_no_interval_across_seeds(md):
     assert unlinked(win) == "| random | win | 90.0% (one seed) | 90.0% |"
 
 
+def test_a_statistic_missing_across_seeds_reads_n_a(results, tmp_path):
+    path = results / "eval" / f"{TTT}.json"
+    data = json.loads(path.read_text())
+    data["across_seeds"]["opponents"]["perfect"]["win"] = None  # what evaluate writes when a seed lacks the number
+    path.write_text(json.dumps(data))
+    build_report(results, tmp_path / "reports")
+    sec = section((tmp_path / "reports" / "report.md").read_text(), TTT)
+    assert "| perfect | win | n/a | n/a | n/a | n/a |" in sec
+
+
 def test_markdown_holds_the_numbers_with_their_provenance(md):
     # seed 0's win rate vs random with its Wilson interval, linked to seed 0's evaluate run, the commit in the title
     assert link_of(md, "98.8% [97.8, 99.8]").endswith(

@@ -110,6 +110,7 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
     with stage_run(paths.root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id} seed {seed}",
                    params=sl, params_hash=phash, nested=True, experiment=exp_id, game=e.game, learner=e.learner,
                    seed=seed, profile=params.profile) as active:
+        mlflow.set_tag("resumed_from", "0")  # replaced below when training resumed from a checkpoint
         metrics = MetricsBuffer()
         agent, learner = train_seed(params, exp_id, seed, paths.checkpoint(seed), processes=runtime_processes(),
                                     log_to_mlflow=True, progress=progress, on_metrics=metrics)

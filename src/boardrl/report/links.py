@@ -62,8 +62,10 @@ def rate_with_ci(stats: dict[str, Any], out: str) -> str:
     return pct(stats.get(out)) + ci_text(stats.get(f"{out}_ci"))
 
 
-def spread_text(s: dict[str, Any]) -> str:
+def spread_text(s: dict[str, Any] | None) -> str:
     """An across-seeds statistic: IQM with its bootstrap interval; one seed has no interval worth printing."""
+    if not s:
+        return "n/a"
     if len(s.get("values") or []) < 2:
         return pct(s.get("iqm")) + " (one seed)"
     return pct(s.get("iqm")) + ci_text(s.get("ci"))

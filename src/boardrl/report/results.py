@@ -193,7 +193,9 @@ def _check_seed_block(block: Any, seed: int, path: Path) -> None:
 
 
 def _check_spread(s: Any, where: str, n_seeds: int, path: Path) -> None:
-    """An across-seeds statistic: IQM, a two-sided interval and one value per seed."""
+    """An across-seeds statistic: IQM, a two-sided interval and one value per seed; null when a seed lacks it."""
+    if s is None:
+        return
     if not isinstance(s, dict) or any(k not in s for k in ("iqm", "ci", "values")):
         raise ReportError(f"{path}: {where} needs iqm, ci and values")
     ci, values = s["ci"], s["values"]
@@ -213,11 +215,11 @@ def _check_across(across: Any, seeds: set[int], path: Path) -> None:
     if not isinstance(opponents, dict):
         raise ReportError(f"{path}: across_seeds is missing the 'opponents' object")
     for name, block in opponents.items():
+        if not isinstance(block, dict) or any(out not in block for out in OUTCOMES):
+            raise ReportError(f"{path}: across_seeds.opponents.{name} needs win, draw and loss")
         for out in OUTCOMES:
-            s = block.get(out) if isinstance(block, dict) else None
-            _check_spread(s, f"across_seeds.opponents.{name}.{out}", len(listed), path)
-    if across.get("optimal_move_rate") is not None:
-        _check_spread(across["optimal_move_rate"], "across_seeds.optimal_move_rate", len(listed), path)
+            _check_spread(block[out], f"across_seeds.opponents.{name}.{out}", len(listed), path)
+    _check_spread(across.get("optimal_move_rate"), "across_seeds.optimal_move_rate", len(listed), path)
 
 
 def _seed_number(key: str, path: Path) -> int:

@@ -116,16 +116,18 @@ def curve_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
 def _method(across: dict[str, Any]) -> str:
     """The across-seeds method in words, as the evaluate stage stated it."""
     for block in across.get("opponents", {}).values():
-        s = block.get("win") or {}
+        s = block["win"] or {}
         conf = finite(s.get("confidence"))
         if s.get("method"):
             return f"{s['method']}" + (f", {100 * conf:.0f}% interval" if conf is not None else "")
     return "interquartile mean, percentile bootstrap over seeds"
 
 
-def _spread_row(label: list[str], s: dict[str, Any], seeds: list[int], e: Experiment, links: Links) -> list[Inline]:
-    values = dict(zip(seeds, s.get("values") or []))
-    per_seed = [[links.number(pct(values.get(k)), e.seeds[k].eval_provenance)] for k in seeds]
+def _spread_row(label: list[str], s: dict[str, Any] | None, seeds: list[int], e: Experiment,
+                links: Links) -> list[Inline]:
+    values = dict(zip(seeds, (s or {}).get("values") or []))
+    per_seed = [[links.number(pct(values[k]), e.seeds[k].eval_provenance)] if k in values else text("n/a")
+                for k in seeds]
     return [*(text(x) for x in label), text(spread_text(s)), *per_seed]
 
 
