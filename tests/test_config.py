@@ -216,8 +216,6 @@ def test_bad_experiments_name_their_key(raw, fields, key, problem):
     assert str(err).startswith(f"params.yaml: {key}: ")
 
 
-@pytest.mark.xfail(strict=True, reason="config only checks the experiment id of a model: spec; a seed the target "
-                                       "does not train, or a malformed option, passes and fails at evaluate time")
 @pytest.mark.parametrize("spec", [f"model:{TTT},seed=9", f"model:{TTT},depth=3", f"model:{TTT},seed=abc"])
 def test_model_spec_options_are_checked_up_front(raw, spec):
     err = error_of(with_experiment(raw, ladder=["random", spec]))

@@ -379,12 +379,20 @@ def _model_spec_problem(game_id: str, spec: str, target: str, experiments: dict[
     if not models_allowed:
         return (f"{spec!r}: a trained model can be a ladder opponent (evaluate), not a training or learning-curve "
                 "opponent: train stages do not depend on other experiments' models")
+    from boardrl.agents.models import parse_model_spec
+
+    try:
+        _, seed = parse_model_spec(spec)
+    except BoardRLError as exc:
+        return str(exc)
     if experiments is None:
         return None
     if target not in experiments:
         return f"{spec!r}: no experiment {target!r}; experiments: {', '.join(experiments)}"
     if experiments[target].game != game_id:
         return f"{spec!r}: experiment {target!r} plays {experiments[target].game}, not {game_id}"
+    if seed is not None and seed not in experiments[target].seeds:
+        return f"{spec!r}: experiment {target!r} trains seeds {experiments[target].seeds}, not {seed}"
     return None
 
 

@@ -123,7 +123,7 @@ def test_download_stage_refuses_a_corrupt_copy_and_writes_nothing(tmp_path):
     proj = tmp_path / "proj"
     (proj / "pipeline").mkdir(parents=True)
     (proj / "pipeline" / "download.py").write_bytes((ROOT / "pipeline" / "download.py").read_bytes())
-    params = (ROOT / "params.tiny.yaml").read_text().replace("source: auto", "source: vendored")
+    params = (ROOT / "params.yaml").read_text().replace("source: auto", "source: vendored")
     (proj / "params.yaml").write_text(params)
     (proj / "data" / "vendor").mkdir(parents=True)
     raw = vendored_raw()

@@ -171,8 +171,6 @@ def test_dvc_applies_the_overrides_as_merge_does(tmp_path, name):
     assert yaml.safe_load((tmp_path / "params.yaml").read_text()) == effective_params(ROOT, name)
 
 
-@pytest.mark.xfail(strict=True, reason="hydra_value doubles every backslash, but Hydra's quoted strings only treat "
-                                       "a backslash before a quote as an escape: 'a\\\\b' arrives as a\\\\b")
 def test_dvc_reads_back_a_string_with_a_backslash(tmp_path):
     hydra = pytest.importorskip("dvc.utils.hydra")
     (tmp_path / "params.yaml").write_text("data: {url: x}\n")

@@ -34,8 +34,9 @@ def test_stage_run_logs_into_the_project_database(tmp_path, monkeypatch):
     monkeypatch.setenv("DVC_EXP_NAME", "exp-test")
     saved = os.environ.get("MLFLOW_TRACKING_URI")
     try:
-        with mr.stage_run(tmp_path, stage="train", experiment="tictactoe", game="tictactoe", agent="tabular_q",
-                          params={"train": {"alpha": 0.1}}, params_hash="abc123", seed=5) as run:
+        with mr.stage_run(tmp_path, stage="train", mlflow_experiment="tictactoe", run_name="train ttt",
+                          params={"train": {"alpha": 0.1}}, params_hash="abc123", experiment="ttt",
+                          game="tictactoe", learner="tabular_q", seed=5) as run:
             mr.log_metrics({"curve/random/combined/win": 0.5, "skipped": None}, step=100)
             mr.log_metrics({"curve/random/combined/win": 0.9}, step=1000)
         import mlflow
@@ -45,9 +46,10 @@ def test_stage_run_logs_into_the_project_database(tmp_path, monkeypatch):
         assert exp.artifact_location == mr.artifact_location(tmp_path, "tictactoe")
         got = client.get_run(run.info.run_id)
         tags = got.data.tags
-        assert {k: tags[k] for k in ("stage", "game", "agent", "params_hash", "dvc_exp_name", "git_commit", "seed")} == {
-            "stage": "train", "game": "tictactoe", "agent": "tabular_q", "params_hash": "abc123",
-            "dvc_exp_name": "exp-test", "git_commit": "unknown", "seed": "5"}
+        keys = ("stage", "experiment", "game", "learner", "params_hash", "dvc_exp_name", "git_commit", "seed")
+        assert {k: tags[k] for k in keys} == {
+            "stage": "train", "experiment": "ttt", "game": "tictactoe", "learner": "tabular_q",
+            "params_hash": "abc123", "dvc_exp_name": "exp-test", "git_commit": "unknown", "seed": "5"}
         assert got.data.params == {"train.alpha": "0.1"}
         hist = client.get_metric_history(run.info.run_id, "curve/random/combined/win")
         assert [(m.step, m.value) for m in hist] == [(100, 0.5), (1000, 0.9)]

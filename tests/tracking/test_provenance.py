@@ -42,8 +42,8 @@ def test_params_hash_is_order_free_and_value_sensitive():
 
 def test_collect_has_the_summary_keys(tmp_path, monkeypatch):
     monkeypatch.setenv("DVC_EXP_NAME", "exp-1")
-    p = prov.collect(tmp_path, game="tictactoe", agent="tabular_q", seed=3, params_slice={"x": 1}, seconds=1.23456,
-                     mlflow_run_id="abc", games_trained=10)
-    assert list(p.to_dict()) == ["game", "agent", "games_trained", "seconds", "seed", "mlflow_run_id",
-                                 "git_commit", "params_hash", "dvc_exp_name"]
+    p = prov.collect(tmp_path, experiment="ttt_q", game="tictactoe", learner="tabular_q", seed=3, profile="tiny",
+                     unit="games", budget=10, params_slice={"x": 1}, seconds=1.23456, mlflow_run_id="abc")
+    assert list(p.to_dict()) == ["experiment", "game", "learner", "seed", "profile", "unit", "budget", "seconds",
+                                 "mlflow_run_id", "git_commit", "params_hash", "dvc_exp_name"]
     assert p.seconds == 1.235 and p.dvc_exp_name == "exp-1" and p.git_commit == "unknown"

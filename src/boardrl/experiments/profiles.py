@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -88,8 +90,8 @@ def hydra_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
-    if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, str):  # Hydra escapes only backslashes before a quote or the end, then quotes
+        return "'" + re.sub(r"(\\+)(?='|$)", r"\1\1", value).replace("'", "\\'") + "'"
     if isinstance(value, list):
         return "[" + ",".join(hydra_value(v) for v in value) + "]"
     if isinstance(value, dict):
@@ -132,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.action == "args":
         print(" ".join(cmd))
         return
+    if shutil.which(cmd[0]) is None:
+        fail(f"{cmd[0]!r} is not on PATH; run through `make repro` (it puts the project's .venv/bin first)")
     print("+ " + " ".join(cmd[:6]) + (" -S ..." if len(cmd) > 6 else ""), file=sys.stderr, flush=True)
     raise SystemExit(subprocess.call(cmd, cwd=args.root, env=os.environ.copy()))
 
