@@ -85,7 +85,11 @@ def curve_rows(evaluations: dict[int, Any]) -> list[list[Any]]:
     return [row for step in sorted(evaluations) for row in (evaluations[step] or {}).get("rows", [])]
 
 
-def mean_combined_win(record: dict[str, Any]) -> float:
-    """The mean combined win rate over the opponents of one record (a sweep's score at that point)."""
-    wins = [float(r[3]) for r in record["rows"] if r[2] == "combined"]
-    return sum(wins) / len(wins) if wins else 0.0
+def score(record: dict[str, Any]) -> float:
+    """The game score of one evaluation record: mean over opponents of win + draw/2 (both seats together).
+
+    Why not the win rate: against a perfect tic-tac-toe player the best result is a draw, and a sweep that
+    maximised wins would not see the difference between drawing and losing.
+    """
+    rates = [float(r[3]) + 0.5 * float(r[4]) for r in record["rows"] if r[2] == "combined"]
+    return sum(rates) / len(rates) if rates else 0.0

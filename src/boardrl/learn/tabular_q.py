@@ -34,6 +34,7 @@ from boardrl.agents.learned import GreedyQAgent, QTable, greedy_first, table_fin
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.sweeps.space import choices, floats, ints
 
 SEATS = {"first": 0, "second": 1}
 
@@ -215,6 +216,16 @@ class TabularQLearner(Learner):
     name = "tabular_q"
     params_model = TabularQParams
     unit = "games"
+    #: What a sweep varies (boardrl.sweeps.space); params.yaml `sweeps.<id>.space` may narrow it.
+    search_space = {
+        "alpha": floats(0.01, 1.0, log=True),
+        "gamma": floats(0.8, 1.0),
+        "init_std": floats(0.0, 1.0),
+        "exploration.schedule": choices("constant", "linear", "exponential"),
+        "exploration.start": floats(0.05, 1.0),
+        "exploration.end": floats(0.0, 0.3),
+        "exploration.decay_games": ints(1_000, 1_000_000, log=True),
+    }
 
     def check_game(self, game: Game, params: TabularQParams) -> None:
         start = self._start_state(game, params.start)

@@ -1,0 +1,102 @@
+"""The sweep objective: train an experiment's learner with a trial's params, score it against its opponents.
+
+It runs the same code as the pipeline's train stage (``experiments.train.train_seed``: the learner base, the
+curve evaluator) at the sweep's training budget.  At every evaluation point the learner's score against the
+experiment's benchmark opponents (mean over opponents of win + draw/2, both seats) is reported to Optuna, so a
+``MedianPruner`` can stop a bad trial early.  With several training seeds a trial trains one after another and
+reports the running mean (step = seed index * (budget + 1) + progress, the same steps in every trial, so the
+pruner compares like with like); the trial's value is the mean of the seeds' final scores, which is far less
+noisy than one seed.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from boardrl.config import Params
+from boardrl.experiments.curve import score
+from boardrl.sweeps.space import Space, set_dotted
+
+#: ``on_report(trial, step, value)``: where intermediate values also go (the MLflow trial run).
+ReportHook = Callable[[Any, int, float], None]
+
+
+@dataclass
+class SweepSettings:
+    """What one study searches: an experiment of params.yaml, the space, the budget per seed, the seeds."""
+
+    experiment: str
+    space: Space
+    budget: int | None = None
+    seeds: list[int] = field(default_factory=lambda: [0])
+
+    def to_attrs(self) -> dict[str, Any]:
+        """JSON-able form kept in the study's user attributes (a study remembers what it searches)."""
+        return {"experiment": self.experiment, "budget": self.budget, "seeds": list(self.seeds),
+                "space": {k: d.model_dump(exclude_none=True) for k, d in sorted(self.space.items())}}
+
+
+def trial_learner_params(params: Params, settings: SweepSettings, values: dict[str, Any]) -> dict[str, Any]:
+    """The experiment's learner params with the trial's values (dotted keys) and the sweep's budget applied."""
+    from boardrl.learn import learner_class
+
+    e = params.experiment(settings.experiment)
+    out = dict(e.params)
+    for key, value in values.items():
+        out = set_dotted(out, key, value)
+    if settings.budget is not None:
+        out[learner_class(e.learner).unit] = settings.budget
+    return out
+
+
+def with_learner_params(params: Params, exp_id: str, learner_params: dict[str, Any]) -> Params:
+    """A copy of ``params`` whose experiment ``exp_id`` trains with ``learner_params``."""
+    e = params.experiment(exp_id)
+    experiments = {**params.experiments, exp_id: e.model_copy(update={"params": learner_params})}
+    return params.model_copy(update={"experiments": experiments})
+
+
+class Objective:
+    """``objective(trial) -> score``; Optuna calls it, and so can a test with ``optuna.trial.FixedTrial``."""
+
+    def __init__(self, params: Params, settings: SweepSettings, processes: int = 1,
+                 on_report: ReportHook | None = None) -> None:
+        self.params, self.settings, self.processes, self.on_report = params, settings, processes, on_report
+
+    def suggest(self, trial: Any) -> dict[str, Any]:
+        return {key: dim.suggest(trial, key) for key, dim in sorted(self.settings.space.items())}
+
+    def __call__(self, trial: Any) -> float:
+        import optuna
+
+        from boardrl.experiments.train import train_seed
+
+        s = self.settings
+        lp = trial_learner_params(self.params, s, self.suggest(trial))
+        params = with_learner_params(self.params, s.experiment, lp)
+        total = _budget(params, s.experiment)
+        finals: list[float] = []
+        for i, seed in enumerate(s.seeds):
+            def report(step: int, record: dict[str, Any], i: int = i) -> None:
+                value = (sum(finals) + score(record)) / (len(finals) + 1)
+                global_step = i * (total + 1) + step
+                trial.report(value, global_step)
+                if self.on_report is not None:
+                    self.on_report(trial, global_step, value)
+                if trial.should_prune():
+                    raise optuna.TrialPruned(f"pruned at {step} of seed {seed}: running score {value:.4f}")
+
+            with tempfile.TemporaryDirectory(prefix="boardrl-trial-") as ckpt:
+                _, learner = train_seed(params, s.experiment, seed, ckpt, processes=self.processes,
+                                        on_eval_extra=report)
+            finals.append(score(learner.evaluations[total]))
+        return sum(finals) / len(finals)
+
+
+def _budget(params: Params, exp_id: str) -> int:
+    from boardrl.learn import learner_class
+
+    cls = learner_class(params.experiment(exp_id).learner)
+    return int(getattr(params.learner_params(exp_id), cls.unit))

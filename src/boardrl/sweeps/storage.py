@@ -1,0 +1,82 @@
+"""Where a study lives: a journal file on one machine, a database (PostgreSQL first) for many.
+
+- Default: an Optuna journal file (``JournalFileBackend``): append-only, safe for several processes on one
+  machine, and the same command continues a study after Ctrl-C or a crash.
+- ``--storage URL`` with a SQLAlchemy URL (``postgresql+psycopg://user@host:port/db``, ``mysql+...``,
+  ``sqlite:///file``) for workers on many machines.  Database storages get a heartbeat: a trial whose worker died
+  stops beating and is marked FAILED by the next worker that asks for a trial, instead of staying RUNNING.
+- Never MLflow's own SQLite file (two programs migrating one schema file): refused with one line.
+
+Every failure (unreachable server, malformed URL, corrupted journal) is one ``SweepError`` line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from boardrl.errors import BoardRLError
+
+HEARTBEAT_S = 10
+GRACE_S = 40
+JOURNAL_PREFIX = "journal:"
+
+
+class SweepError(BoardRLError):
+    """A sweep that cannot run: bad storage, study or settings."""
+
+
+def is_journal(url: str) -> bool:
+    return url.startswith(JOURNAL_PREFIX) or url.endswith((".journal", ".log")) or "://" not in url
+
+
+def journal_path(url: str) -> Path:
+    return Path(url[len(JOURNAL_PREFIX):] if url.startswith(JOURNAL_PREFIX) else url)
+
+
+def describe(url: str) -> str:
+    """The storage as shown in tags and messages, without a password."""
+    if is_journal(url):
+        return f"journal:{journal_path(url)}"
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - only for display
+        return url.split("@")[-1]
+
+
+def make_storage(url: str, mlflow_db: Path | None = None) -> Any:
+    """The Optuna storage for ``url``; ``SweepError`` (one line) when it cannot be opened."""
+    import optuna
+
+    if is_journal(url):
+        path = journal_path(url)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+        try:
+            return JournalStorage(JournalFileBackend(str(path)))
+        except Exception as exc:  # noqa: BLE001 - a corrupted journal raises assorted errors while replaying
+            raise SweepError(f"cannot read the study journal {path}: {_first_line(exc)}; "
+                             "it is not an Optuna journal (or was damaged): move it away or pass --storage") from None
+    _refuse_mlflow_db(url, mlflow_db)
+    try:
+        return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True},
+                                          heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
+    except Exception as exc:  # noqa: BLE001 - SQLAlchemy and drivers raise many kinds
+        raise SweepError(f"cannot open the study storage {describe(url)}: {_first_line(exc)}") from None
+
+
+def _refuse_mlflow_db(url: str, mlflow_db: Path | None) -> None:
+    if mlflow_db is None or not url.startswith("sqlite:"):
+        return
+    path = url.split(":///", 1)[-1]
+    if Path(path).resolve() == Path(mlflow_db).resolve():
+        raise SweepError(f"--storage {url}: that is MLflow's own database; give the study its own file "
+                         "(the default journal) or database")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]

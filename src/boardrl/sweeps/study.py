@@ -1,0 +1,209 @@
+"""Running a study: created once, then worked on by one or many processes (on one machine or many).
+
+- The study is created (or loaded) by the command before any worker starts, with what it searches in its user
+  attributes; continuing it with another experiment, space, budget or seeds is refused with one line.
+- ``--trials N`` is the number of *finished* trials (complete or pruned) the study should have: the same command
+  continues a study after Ctrl-C or a crash up to N.  Workers never overshoot: a worker stops asking once the
+  finished and running trials reach N, and a trial that started in the same instant as others runs only if
+  fewer than N trials are finished or running with a lower trial number; otherwise it is closed at once as
+  FAILED with the user attribute ``skipped`` (no MLflow run) and the worker stops.
+- ``--jobs J`` starts J worker *processes* (not threads: training is CPU-bound Python and numba), each with its
+  own seeded ``TPESampler(multivariate=True)`` (seed K + worker index) and a ``MedianPruner``.
+- Ctrl-C: Optuna marks the running trial FAILED and the MLflow trial run ends KILLED; the study stays resumable.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from boardrl.config import Params
+from boardrl.sweeps.objective import Objective, SweepSettings, trial_learner_params
+from boardrl.sweeps.storage import SweepError, describe, make_storage
+from boardrl.sweeps.tracking import SweepTracker
+
+SETTINGS_ATTR = "settings"
+SKIPPED_ATTR = "skipped"
+
+
+class SkipTrial(Exception):
+    """A trial beyond the requested count (several workers asked at once): closed without running."""
+
+
+@dataclass
+class SweepJob:
+    """Everything a worker process needs (picklable: it crosses a process boundary)."""
+
+    params: Params
+    settings: SweepSettings
+    study_name: str
+    storage_url: str
+    n_trials: int
+    sampler_seed: int = 0
+    timeout_s: float | None = None
+    tracking_uri: str | None = None
+    mlflow_experiment: str = ""
+    artifact_location: str | None = None
+    parent_run_id: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    processes: int = 1
+    mlflow_db: Path | None = None
+
+
+# ---------------------------------------------------------------------------------------------- study
+def sampler(job: SweepJob, worker: int) -> Any:
+    import optuna
+
+    startup = min(10, max(2, job.n_trials // 3))
+    return optuna.samplers.TPESampler(seed=job.sampler_seed + worker, multivariate=True, n_startup_trials=startup)
+
+
+def pruner(job: SweepJob) -> Any:
+    """Median rule: stop a trial whose running score is below the median of earlier trials at the same step.
+
+    Not before 3 trials have finished nor before a tenth of the budget (the first curve points are noise).
+    """
+    import optuna
+
+    from boardrl.sweeps.objective import _budget
+    from boardrl.sweeps.objective import with_learner_params
+
+    lp = trial_learner_params(job.params, job.settings, {})
+    total = _budget(with_learner_params(job.params, job.settings.experiment, lp), job.settings.experiment)
+    return optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=max(1, total // 10))
+
+
+def open_study(job: SweepJob, worker: int = 0, create: bool = False) -> Any:
+    """The study (created with its settings when ``create``), checked to search what ``job`` searches."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage = make_storage(job.storage_url, job.mlflow_db)
+    try:
+        if create:
+            study = optuna.create_study(study_name=job.study_name, storage=storage, direction="maximize",
+                                        sampler=sampler(job, worker), pruner=pruner(job), load_if_exists=True)
+        else:
+            study = optuna.load_study(study_name=job.study_name, storage=storage, sampler=sampler(job, worker),
+                                      pruner=pruner(job))
+    except SweepError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - storage errors surface here on first use
+        raise SweepError(f"study {job.study_name!r} in {describe(job.storage_url)}: {str(exc).splitlines()[0]}") from None
+    _check_settings(study, job)
+    return study
+
+
+def _check_settings(study: Any, job: SweepJob) -> None:
+    wanted = job.settings.to_attrs()
+    stored = study.user_attrs.get(SETTINGS_ATTR)
+    if stored is None:
+        study.set_user_attr(SETTINGS_ATTR, wanted)
+    elif json.dumps(stored, sort_keys=True) != json.dumps(wanted, sort_keys=True):
+        raise SweepError(f"study {job.study_name!r} already searches other settings (experiment, space, budget or "
+                         "seeds); continue it with the same ones or name a new study with --study")
+
+
+def counts(study: Any, below: int | None = None) -> tuple[int, int]:
+    """(finished, running) trials; running counts only trial numbers below ``below`` when given."""
+    from optuna.trial import TrialState
+
+    finished = running = 0
+    for t in study.get_trials(deepcopy=False):
+        if t.state in (TrialState.COMPLETE, TrialState.PRUNED):
+            finished += 1
+        elif t.state == TrialState.RUNNING and (below is None or t.number < below):
+            running += 1
+    return finished, running
+
+
+# ---------------------------------------------------------------------------------------------- a worker
+class TrackedObjective:
+    """The objective with the trial-count rule and the MLflow trial runs around it."""
+
+    def __init__(self, job: SweepJob, study: Any, tracker: SweepTracker | None) -> None:
+        self.job, self.study, self.tracker = job, study, tracker
+        self.objective = Objective(job.params, job.settings, job.processes,
+                                   on_report=tracker.report if tracker else None)
+        self.skipped = False
+
+    def __call__(self, trial: Any) -> float:
+        import optuna
+
+        finished, running = counts(self.study, below=trial.number)
+        if finished + running >= self.job.n_trials:
+            self.skipped = True
+            trial.set_user_attr(SKIPPED_ATTR, "beyond --trials: closed without running")
+            raise SkipTrial()
+        values = self.objective.suggest(trial)
+        if self.tracker is not None:
+            self.tracker.start_trial(self.job.parent_run_id, trial, values,
+                                     {**self.job.tags, "study": self.job.study_name})
+        try:
+            value = self.objective(trial)
+        except optuna.TrialPruned:
+            self._end(trial, "pruned")
+            raise
+        except KeyboardInterrupt:
+            self._end(trial, "killed")
+            raise
+        except BaseException:
+            self._end(trial, "failed")
+            raise
+        self._end(trial, "complete", value)
+        return value
+
+    def _end(self, trial: Any, state: str, value: float | None = None) -> None:
+        if self.tracker is not None:
+            self.tracker.end_trial(trial, state, value)
+
+
+def work(job: SweepJob, worker: int = 0) -> None:
+    """One worker: run trials until the study has ``n_trials`` finished (or the timeout passes)."""
+    study = open_study(job, worker)
+    tracker = (SweepTracker(job.tracking_uri, job.mlflow_experiment, job.artifact_location)
+               if job.tracking_uri else None)
+    objective = TrackedObjective(job, study, tracker)
+    deadline = None if job.timeout_s is None else time.monotonic() + job.timeout_s
+    while not objective.skipped:
+        finished, running = counts(study)
+        if finished + running >= job.n_trials or (deadline is not None and time.monotonic() >= deadline):
+            return
+        study.optimize(objective, n_trials=1, catch=(SkipTrial,), gc_after_trial=False)
+
+
+def _work_in_process(job: SweepJob, worker: int) -> None:
+    from boardrl.errors import BoardRLError
+
+    try:
+        work(job, worker)
+    except BoardRLError as exc:
+        print(f"error: worker {worker}: {exc}", flush=True)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+
+
+def run_workers(job: SweepJob, jobs: int) -> None:
+    """``jobs`` worker processes (spawned: a fresh interpreter each), or this process when ``jobs`` is 1."""
+    if jobs == 1:
+        work(job, 0)
+        return
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_work_in_process, args=(job, i), name=f"sweep-worker-{i}") for i in range(jobs)]
+    for p in procs:
+        p.start()
+    try:
+        for p in procs:
+            p.join()
+    except KeyboardInterrupt:
+        for p in procs:
+            p.join(timeout=30)
+        raise
+    bad = [p.exitcode for p in procs if p.exitcode != 0]
+    if bad:
+        raise SweepError(f"{len(bad)} of {jobs} sweep workers failed (exit status {bad[0]}); the study is kept")

@@ -1,0 +1,101 @@
+"""MLflow for sweeps: one parent run per study, one nested run per trial, logged by the project itself.
+
+Why by hand: optuna-integration's MLflowCallback is deprecated, logs only finished trials, and knows nothing of
+intermediate scores or pruning.  Here each trial's run is created when the trial starts (tags: study, trial
+number, experiment, git commit, storage; ``mlflow.parentRunId`` nests it under the study's run), gets its params
+and its intermediate scores with ``step`` as they are reported, and ends with the final score and its state
+(complete / pruned / failed).  The parent run id is kept in the study's user attributes, so workers on other
+machines nest their trials under the same parent.
+
+Several worker processes may share MLflow's default SQLite store; SQLite answers "database is locked" when two
+write at once, so every write retries with backoff rather than losing a run.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+RETRIES = 12
+PARENT_ATTR = "mlflow_parent_run_id"
+
+
+def retry(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, retried with backoff while the tracking store is locked or unreachable briefly."""
+    for attempt in range(RETRIES):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - MlflowException, OperationalError, requests errors
+            text = str(exc).lower()
+            transient = any(w in text for w in ("locked", "busy", "connection", "timed out", "temporarily"))
+            if not transient or attempt == RETRIES - 1:
+                raise
+            time.sleep(min(5.0, 0.05 * 2 ** attempt) * (0.5 + random.random()))
+    raise AssertionError("unreachable")
+
+
+class SweepTracker:
+    """Writes a study's parent run and its trials' nested runs to one MLflow tracking store."""
+
+    def __init__(self, tracking_uri: str, mlflow_experiment: str, artifact_location: str | None = None) -> None:
+        from mlflow import MlflowClient
+
+        self.client = MlflowClient(tracking_uri=tracking_uri)
+        self.tracking_uri = tracking_uri
+        self.experiment_id = retry(self._experiment_id, mlflow_experiment, artifact_location)
+        self.runs: dict[int, str] = {}
+
+    def _experiment_id(self, name: str, artifact_location: str | None) -> str:
+        exp = self.client.get_experiment_by_name(name)
+        if exp is not None:
+            return exp.experiment_id
+        try:
+            return self.client.create_experiment(name, artifact_location=artifact_location)
+        except Exception:  # noqa: BLE001 - created meanwhile by another worker
+            exp = self.client.get_experiment_by_name(name)
+            if exp is None:
+                raise
+            return exp.experiment_id
+
+    # ------------------------------------------------------------------ the study's run
+    def parent_run(self, study: Any, tags: dict[str, str]) -> str:
+        """The study's parent run id (created once and remembered in the study)."""
+        known = study.user_attrs.get(PARENT_ATTR)
+        if known:
+            try:
+                retry(self.client.get_run, known)
+                return known
+            except Exception:  # noqa: BLE001 - another tracking store: start a parent here
+                pass
+        run = retry(self.client.create_run, self.experiment_id, tags={**tags, "mlflow.runName": f"sweep {study.study_name}"},
+                    run_name=f"sweep {study.study_name}")
+        study.set_user_attr(PARENT_ATTR, run.info.run_id)
+        return run.info.run_id
+
+    # ------------------------------------------------------------------ one trial's run
+    def start_trial(self, parent: str, trial: Any, params: dict[str, Any], tags: dict[str, str]) -> str:
+        run = retry(self.client.create_run, self.experiment_id, run_name=f"trial {trial.number}",
+                    tags={**tags, "mlflow.parentRunId": parent, "trial": str(trial.number)})
+        from mlflow.entities import Param
+
+        retry(self.client.log_batch, run.info.run_id, params=[Param(k, str(v)) for k, v in sorted(params.items())])
+        self.runs[trial.number] = run.info.run_id
+        return run.info.run_id
+
+    def report(self, trial: Any, step: int, value: float) -> None:
+        run_id = self.runs.get(trial.number)
+        if run_id is not None:
+            retry(self.client.log_metric, run_id, "intermediate_score", float(value), step=int(step))
+
+    def end_trial(self, trial: Any, state: str, value: float | None = None) -> None:
+        """state: complete, pruned, failed or killed (MLflow status FINISHED, FINISHED, FAILED, KILLED)."""
+        run_id = self.runs.pop(trial.number, None)
+        if run_id is None:
+            return
+        if value is not None:
+            retry(self.client.log_metric, run_id, "score", float(value))
+        retry(self.client.set_tag, run_id, "state", state)
+        status = {"complete": "FINISHED", "pruned": "FINISHED", "failed": "FAILED"}.get(state, "KILLED")
+        retry(self.client.set_terminated, run_id, status)
