@@ -211,5 +211,96 @@ def main() -> None:
     app()
 
 
+# ---------------------------------------------------------------------------------------------- sweep
+SWEEP_DIR = Path("sweeps")
+
+
+@app.command()
+def sweep(
+    experiment_id: Annotated[str | None, typer.Argument(help="Experiment of params.yaml whose learner params to tune.",
+                                                        show_default=False)] = None,
+    trials: Annotated[int, typer.Option("--trials", help="Finished trials the study should have (it continues).")] = 20,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Stop starting trials after S seconds.")] = None,
+    storage: Annotated[str | None, typer.Option("--storage", help="Study storage: a journal file (default "
+                                                "sweeps/<study>.journal) or a SQLAlchemy URL, e.g. "
+                                                "postgresql+psycopg://user@host:5432/db.")] = None,
+    study: Annotated[str | None, typer.Option("--study", help="Study name (default: the experiment id).")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", help="Worker processes on this machine.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the TPE sampler (worker i uses seed + i).")] = 0,
+    seeds: Annotated[int, typer.Option("--seeds", help="Training seeds 0..K-1 averaged per trial.")] = 1,
+    budget: Annotated[int | None, typer.Option("--budget", help="Training budget per trial and seed "
+                                               "(default: the experiment's).")] = None,
+    tracking_uri: Annotated[str | None, typer.Option("--tracking-uri", help="MLflow tracking URI (default: the "
+                                                     "project's mlflow.db), e.g. http://host:5000.")] = None,
+    params_file: Annotated[Path, typer.Option("--params", help="The params file.")] = Path("params.yaml"),
+    apply: Annotated[str | None, typer.Option("--apply", help="Print the dvc exp run command that trains the "
+                                              "experiment with study STUDY's best params.")] = None,
+    run_it: Annotated[bool, typer.Option("--run", help="With --apply: run that command.")] = False,
+    create_only: Annotated[bool, typer.Option("--create-only", help="Create the study and its MLflow parent run, "
+                                              "then stop: do this once before starting workers on many "
+                                              "machines against one database.")] = False,
+) -> None:
+    """Tune an experiment's learner params with Optuna (MLflow: a parent run per study, a run per trial)."""
+    from boardrl.config import load_params
+
+    if apply is not None:
+        _apply_best(apply, storage, run_it)
+        return
+    if experiment_id is None:
+        raise BoardRLError("name an experiment of params.yaml to sweep, or --apply STUDY")
+    from boardrl.sweeps.run import resolve_settings, run_sweep
+
+    if seeds < 1:
+        raise BoardRLError(f"--seeds must be at least 1, got {seeds}")
+    params = load_params(params_file)
+    params.experiment(experiment_id)
+    name = study or experiment_id
+    settings = resolve_settings(params, experiment_id, None, budget, list(range(seeds)))
+    url = storage or f"journal:{SWEEP_DIR / (name + '.journal')}"
+    result = run_sweep(params, settings, root=Path.cwd(), study_name=name, storage_url=url, n_trials=trials,
+                       jobs=jobs, sampler_seed=seed, timeout_s=timeout, tracking_uri=tracking_uri,
+                       out_dir=SWEEP_DIR / name, create_only=create_only)
+    if create_only:
+        typer.echo(f"study {name} ready in {result.storage} (MLflow parent run {result.parent_run_id}); "
+                   f"{result.finished} finished trials")
+        return
+    if result.best_trial is None:
+        typer.echo(f"study {name}: {result.finished} finished trials, none complete yet")
+        return
+    typer.echo(f"study {name} ({result.storage}): {result.finished} finished trials; best score "
+               f"{result.best_score:.4f} (trial {result.best_trial})")
+    for f in result.files:
+        typer.echo(f"  {f}")
+    typer.echo(f"apply: boardrl sweep --apply {name}" + (f" --storage {storage}" if storage else ""))
+
+
+def _apply_best(name: str, storage: str | None, run_it: bool) -> None:
+    """Print (and with --run, run) the dvc exp run command for the study's best trial."""
+    import shlex
+    import subprocess
+
+    import optuna
+
+    from boardrl.sweeps.outputs import apply_command
+    from boardrl.sweeps.storage import SweepError, describe, make_storage
+
+    url = storage or f"journal:{SWEEP_DIR / (name + '.journal')}"
+    if storage is None and not (SWEEP_DIR / (name + ".journal")).is_file():
+        raise SweepError(f"no study journal {SWEEP_DIR / (name + '.journal')}; pass --storage where study {name!r} lives")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        found = optuna.load_study(study_name=name, storage=make_storage(url))
+        best = found.best_trial
+    except (KeyError, ValueError) as exc:
+        raise SweepError(f"study {name!r} in {describe(url)}: {str(exc).splitlines()[0]}") from None
+    experiment = found.user_attrs.get("settings", {}).get("experiment")
+    if not experiment:
+        raise SweepError(f"study {name!r} was not made by boardrl sweep (no experiment recorded)")
+    cmd = apply_command(found, experiment)
+    typer.echo(shlex.join(cmd) + f"    # best trial {best.number}, score {best.value:.4f}")
+    if run_it:
+        raise SystemExit(subprocess.call(cmd))
+
+
 if __name__ == "__main__":
     main()

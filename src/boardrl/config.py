@@ -13,6 +13,7 @@ Layout (see params.yaml for the documented defaults):
     train.{eval_games, curve, opponents.<game>}
     evaluate.{seed, games, optimal_positions, per_game.<game>.{opponents, optimal_plies, uci}}
     experiments.<id>.{game, learner, seeds, params, opponents, ladder}
+    sweeps.<id>.{experiment, trials, budget, seeds, sampler_seed, space}   Optuna sweeps (stage sweep@<id>)
 
 An experiment is keyed by a stable id: its stages are ``train@<id>`` and ``evaluate@<id>`` and its outputs live
 under ``models/<id>/``, ``results/train/<id>/``, ``results/eval/<id>.json``.  ``params`` holds only what differs
@@ -166,6 +167,17 @@ class Experiment(_Strict):
         return v
 
 
+class SweepParams(_Strict):
+    """One Optuna sweep over an experiment's learner params (boardrl.sweeps): the DVC stage sweep@<id>."""
+
+    experiment: str = Field(min_length=1, description="the experiment whose learner params are searched")
+    trials: int = Field(ge=1, description="finished trials (complete or pruned) the study should have")
+    budget: int | None = Field(None, ge=1, description="training budget per trial and seed (default: the experiment's)")
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, description="training seeds averaged per trial")
+    sampler_seed: int = Field(0, ge=0, description="seed of the TPE sampler")
+    space: dict[str, Any] = Field(default_factory=dict, description="narrowed dimensions: {key: {low, high} | {choices} | null}")
+
+
 class Params(_Strict):
     profile: str = Field("default", pattern=r"^[a-z0-9_-]+$", description="the overlay that produced the numbers")
     data: DataParams
@@ -173,6 +185,7 @@ class Params(_Strict):
     train: TrainParams
     evaluate: EvaluateParams
     experiments: dict[str, Experiment] = Field(min_length=1)
+    sweeps: dict[str, SweepParams] = Field(default_factory=dict)
 
     def experiment(self, exp_id: str) -> Experiment:
         """The experiment ``exp_id``; ``ConfigError`` naming the configured ones otherwise."""
@@ -461,10 +474,31 @@ def _check_per_game(p: Params) -> None:
             raise ConfigError(f"{key}.uci", "the UCI start positions are Connect 4 positions; only connect4 has uci")
 
 
+def _check_sweep(p: Params, sweep_id: str) -> None:
+    s = p.sweeps[sweep_id]
+    key = f"sweeps.{sweep_id}"
+    if not EXPERIMENT_ID.match(sweep_id):
+        raise ConfigError(key, "a sweep id is 1-64 characters: lower-case letters, digits, '_' and '-'")
+    if s.experiment not in p.experiments:
+        raise ConfigError(f"{key}.experiment", f"no experiment {s.experiment!r}; experiments: {', '.join(p.experiments)}")
+    from boardrl.sweeps.space import SpaceError, check_space, narrow, space_of
+    from boardrl.learn import learner_class
+
+    e = p.experiments[s.experiment]
+    cls = learner_class(e.learner)
+    base = {**e.params, **({cls.unit: s.budget} if s.budget is not None else {})}
+    try:
+        check_space(narrow(space_of(e.learner), s.space), cls.params_model, base)
+    except SpaceError as exc:
+        raise ConfigError(key, str(exc)) from None
+
+
 def _cross_check(p: Params) -> None:
     for exp_id in p.experiments:
         _check_experiment(p, exp_id)
     _check_per_game(p)
+    for sweep_id in p.sweeps:
+        _check_sweep(p, sweep_id)
 
 
 # ---------------------------------------------------------------------------------------------- loading

@@ -39,6 +39,7 @@ REFEREE_MODULES = {
 TRAIN_CODE = ("boardrl.experiments.train", "boardrl.config")
 EVALUATE_CODE = ("boardrl.experiments.evaluate", "boardrl.config", "boardrl.agents.models")
 UCI_CODE = ("boardrl.data.uci_table", "boardrl.evaluate.uci_protocols")
+SWEEP_CODE = ("boardrl.sweeps.run", "boardrl.sweeps.study", "boardrl.sweeps.objective", "boardrl.sweeps.outputs")
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
 
 
@@ -149,19 +150,34 @@ def stage_inputs(params: Params, exp_id: str, stage: str, root: Path) -> dict[st
     return {"experiment": exp_id, "stage": stage, "code": dict(sorted(code.items())), "data": data}
 
 
+def sweep_inputs(params: Params, sweep_id: str) -> dict[str, Any]:
+    """The code fingerprint of sweep ``sweep_id``: its experiment's training code plus the sweep modules."""
+    exp_id = params.sweeps[sweep_id].experiment
+    roots = stage_roots(params, exp_id, "train") + list(SWEEP_CODE)
+    code = {str(module_file(m).relative_to(PACKAGE_DIR.parent)): sha256(module_file(m)) for m in closure(roots)}
+    return {"sweep": sweep_id, "stage": "sweep", "code": dict(sorted(code.items())), "data": {}}
+
+
+def _write_if_changed(target: Path, data: dict[str, Any]) -> Path:
+    text = json.dumps(data, indent=1) + "\n"
+    if not target.is_file() or target.read_text() != text:
+        atomic_write_text(target, text)
+    return target
+
+
 def write_inputs(params: Params, root: Path) -> list[Path]:
-    """Write ``build/inputs/<id>.<stage>.json`` for every experiment; files of removed experiments go."""
+    """Write ``build/inputs/<id>.<stage>.json`` for every experiment (and ``<id>.sweep.json`` for every sweep);
+    files of removed experiments and sweeps go."""
     from boardrl.experiments.paths import ExperimentPaths
 
     written = []
     for exp_id in params.experiments:
         paths = ExperimentPaths(Path(root), exp_id)
         for stage in ("train", "evaluate"):
-            text = json.dumps(stage_inputs(params, exp_id, stage, root), indent=1) + "\n"
-            target = paths.inputs(stage)
-            if not target.is_file() or target.read_text() != text:
-                atomic_write_text(target, text)
-            written.append(target)
+            written.append(_write_if_changed(paths.inputs(stage), stage_inputs(params, exp_id, stage, root)))
+    for sweep_id in params.sweeps:
+        target = Path(root) / "build" / "inputs" / f"{sweep_id}.sweep.json"
+        written.append(_write_if_changed(target, sweep_inputs(params, sweep_id)))
     directory = Path(root) / "build" / "inputs"
     for stale in set(directory.glob("*.json")) - set(written):
         stale.unlink()

@@ -43,7 +43,8 @@ def curve_opponents(params: Params, exp_id: str, game) -> list[CurveOpponent]:
 
 
 def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, processes: int = 1,
-               log_to_mlflow: bool = False, progress: bool = False, on_metrics=None, on_eval_extra=None):
+               log_to_mlflow: bool = False, progress: bool = False, on_metrics=None, on_eval_extra=None,
+               verbose: bool | None = None):
     """Train one seed of ``exp_id``; returns (agent, learner).  No files but the checkpoint are written.
 
     ``on_eval_extra(step, record)`` is called after each evaluation point (a sweep's pruner listens there).
@@ -57,7 +58,7 @@ def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, 
     lp = params.learner_params(exp_id)
     points = eval_points(learner.budget(lp), params.train.curve)
     evaluator = CurveEvaluator(game, curve_opponents(params, exp_id, game), seed, processes,
-                               log_to_mlflow=log_to_mlflow, verbose=not progress)
+                               log_to_mlflow=log_to_mlflow, verbose=(not progress) if verbose is None else verbose)
 
     def on_eval(step: int, agent) -> dict[str, Any]:
         record = evaluator(step, agent)

@@ -90,7 +90,7 @@ class Objective:
 
             with tempfile.TemporaryDirectory(prefix="boardrl-trial-") as ckpt:
                 _, learner = train_seed(params, s.experiment, seed, ckpt, processes=self.processes,
-                                        on_eval_extra=report)
+                                        on_eval_extra=report, verbose=False)
             finals.append(score(learner.evaluations[total]))
         return sum(finals) / len(finals)
 

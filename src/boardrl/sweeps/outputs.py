@@ -40,12 +40,16 @@ def best_document(study: Any, experiment: str, storage: str) -> dict[str, Any]:
 
 
 def apply_args(study: Any, experiment: str) -> list[str]:
-    """``-S`` arguments for ``dvc exp run`` that set the best trial's values on the experiment."""
+    """``-S`` arguments for ``dvc exp run`` that set the best trial's values on the experiment.
+
+    ``++`` sets a key whether or not params.yaml already lists it (an experiment lists only what differs from
+    the learner's defaults).
+    """
     from boardrl.experiments.profiles import hydra_value
 
     args = []
     for key, value in sorted(study.best_trial.params.items()):
-        args += ["-S", f"experiments.{experiment}.params.{key}={hydra_value(value)}"]
+        args += ["-S", f"++experiments.{experiment}.params.{key}={hydra_value(value)}"]
     return args
 
 

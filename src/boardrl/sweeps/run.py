@@ -57,7 +57,8 @@ def resolve_settings(params: Params, exp_id: str, space: dict[str, Any] | None =
 
 def run_sweep(params: Params, settings: SweepSettings, *, root: Path, study_name: str, storage_url: str,
               n_trials: int, jobs: int = 1, sampler_seed: int = 0, timeout_s: float | None = None,
-              tracking_uri: str | None = None, out_dir: Path | None = None, processes: int = 1) -> SweepResult:
+              tracking_uri: str | None = None, out_dir: Path | None = None, processes: int = 1,
+              create_only: bool = False) -> SweepResult:
     """Create or continue the study, run ``jobs`` workers until ``n_trials`` trials finished, write the outputs."""
     from boardrl.sweeps.outputs import best_overlay, write_outputs
     from boardrl.tracking import mlflow_runs
@@ -80,6 +81,9 @@ def run_sweep(params: Params, settings: SweepSettings, *, root: Path, study_name
     tracker = SweepTracker(uri, game, job.artifact_location)
     job.parent_run_id = tracker.parent_run(study, {**tags, "study": study_name})
     _log_settings(tracker, job)
+    if create_only:
+        return SweepResult(study_name, describe(storage_url), settings.experiment, counts(study)[0], None, None, {},
+                           job.parent_run_id, [])
     try:
         run_workers(job, jobs)
     finally:

@@ -78,8 +78,11 @@ def _as_dimension(key: str, value: Any, base: Dimension | None) -> Dimension:
         raise SpaceError(f"space.{key}: expected a mapping such as {{low: 0.01, high: 0.5}} or {{choices: [...]}}, "
                          f"or null to drop it; got {value!r}")
     merged = {**(base.model_dump(exclude_none=True) if base else {}), **value}
-    if "type" not in merged:
-        merged["type"] = "categorical" if "choices" in merged else "float"
+    if "type" not in value and ("choices" in value or {"low", "high"} & set(value)):
+        # the override's own keys say its kind: choices make it categorical, bounds a range (int stays int)
+        numeric = base.type if base is not None and base.type != "categorical" else "float"
+        merged["type"] = "categorical" if "choices" in value else numeric
+    merged.setdefault("type", "float")
     if merged["type"] == "categorical":
         merged.pop("low", None), merged.pop("high", None), merged.pop("log", None)
     else:

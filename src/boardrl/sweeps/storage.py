@@ -52,6 +52,7 @@ def make_storage(url: str, mlflow_db: Path | None = None) -> Any:
 
     if is_journal(url):
         path = journal_path(url)
+        check_journal(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         from optuna.storages.journal import JournalFileBackend, JournalStorage
 
@@ -61,11 +62,32 @@ def make_storage(url: str, mlflow_db: Path | None = None) -> Any:
             raise SweepError(f"cannot read the study journal {path}: {_first_line(exc)}; "
                              "it is not an Optuna journal (or was damaged): move it away or pass --storage") from None
     _refuse_mlflow_db(url, mlflow_db)
+    import warnings
+
     try:
-        return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True},
-                                          heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # heartbeat: stable in practice
+            return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True},
+                                              heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy and drivers raise many kinds
         raise SweepError(f"cannot open the study storage {describe(url)}: {_first_line(exc)}") from None
+
+
+def check_journal(path: Path) -> None:
+    """Refuse a file that is not an Optuna journal *before* Optuna appends to it (the study stays untouched)."""
+    import json
+
+    if not path.is_file():
+        return
+    with open(path, "rb") as fh:
+        for number, line in enumerate(fh, 1):
+            try:
+                op = json.loads(line)
+            except ValueError:
+                op = None
+            if not isinstance(op, dict) or "op_code" not in op:
+                raise SweepError(f"cannot read the study journal {path}: line {number} is not an Optuna journal "
+                                 "entry (the file is damaged or something else): move it away or pass --storage")
 
 
 def _refuse_mlflow_db(url: str, mlflow_db: Path | None) -> None:
@@ -79,4 +101,7 @@ def _refuse_mlflow_db(url: str, mlflow_db: Path | None) -> None:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:300]
+    line = text[0] if text else type(exc).__name__
+    if line.startswith("(") and ") " in line:  # SQLAlchemy's "(driver.ErrorClass) message"
+        line = line.split(") ", 1)[1]
+    return line[:300]

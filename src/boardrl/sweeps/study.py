@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 
 from boardrl.config import Params
 from boardrl.sweeps.objective import Objective, SweepSettings, trial_learner_params
-from boardrl.sweeps.storage import SweepError, describe, make_storage
+from boardrl.sweeps.storage import SweepError, describe, is_journal, journal_path, make_storage
 from boardrl.sweeps.tracking import SweepTracker
 
 SETTINGS_ATTR = "settings"
@@ -93,7 +94,11 @@ def open_study(job: SweepJob, worker: int = 0, create: bool = False) -> Any:
     except SweepError:
         raise
     except Exception as exc:  # noqa: BLE001 - storage errors surface here on first use
-        raise SweepError(f"study {job.study_name!r} in {describe(job.storage_url)}: {str(exc).splitlines()[0]}") from None
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        if is_journal(job.storage_url):
+            raise SweepError(f"cannot read the study journal {journal_path(job.storage_url)}: {first}; it is not an "
+                             "Optuna journal (or was damaged): move it away or pass --storage") from None
+        raise SweepError(f"study {job.study_name!r} in {describe(job.storage_url)}: {first}") from None
     _check_settings(study, job)
     return study
 
@@ -160,6 +165,8 @@ class TrackedObjective:
     def _end(self, trial: Any, state: str, value: float | None = None) -> None:
         if self.tracker is not None:
             self.tracker.end_trial(trial, state, value)
+        shown = "" if value is None else f" score {value:.4f}"
+        print(f"sweep: {self.job.study_name} trial {trial.number}: {state}{shown}", file=sys.stderr, flush=True)
 
 
 def work(job: SweepJob, worker: int = 0) -> None:
