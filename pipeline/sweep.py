@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> None:
         "sweep": args.sweep, "experiment": s.experiment, "profile": params.profile, "study": result.study_name,
         "finished_trials": result.finished, "best_trial": result.best_trial, "best_score": result.best_score,
         "budget": s.budget, "seeds": s.seeds, "mlflow_parent_run_id": result.parent_run_id,
+        "experiment_params": params.learner_params(s.experiment).model_dump(mode="json"),
         "seconds": round(time.perf_counter() - t0, 3)})
     print(f"sweep: {args.sweep}: {result.finished} trials, best score {result.best_score:.4f} "
           f"(trial {result.best_trial}) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)

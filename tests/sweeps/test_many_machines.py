@@ -1,0 +1,110 @@
+"""Many machines, for real: one PostgreSQL, one MLflow tracking server, two workers sharing one study.
+
+The workers are two separate `boardrl sweep` processes (as on two machines) after the study was created once
+with `--create-only`; together they finish exactly the requested trials, each with one nested MLflow run on the
+server.  A dead worker's trial is marked FAILED by the heartbeat instead of staying RUNNING.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+from optuna.trial import TrialState
+
+from servers import mlflow_server, postgres_missing, postgres_server
+
+pytestmark = [pytest.mark.timeout(600),
+              pytest.mark.skipif(postgres_missing() is not None, reason=str(postgres_missing()))]
+ROOT = Path(__file__).resolve().parents[2]
+EXP = "tictactoe_tabular_q"
+TRIALS = 6
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("servers")
+    with postgres_server() as pg_url, mlflow_server(tmp) as mlflow_uri:
+        yield {"pg": pg_url, "mlflow": mlflow_uri}
+
+
+@pytest.fixture()
+def project(tmp_path) -> Path:
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data["train"]["eval_games"] = 40
+    data["train"]["curve"] = {"first": 100, "per_decade": 1, "include_zero": True}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return tmp_path
+
+
+def sweep_cmd(servers, study: str, *extra: str, budget: int = 500) -> list[str]:
+    return [sys.executable, "-m", "boardrl.cli", "sweep", EXP, "--storage", servers["pg"], "--study", study,
+            "--tracking-uri", servers["mlflow"], "--budget", str(budget), *extra]
+
+
+def env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "BOARDRL_"))}
+
+
+def test_two_workers_share_one_study_and_finish_exactly_the_trials(servers, project):
+    created = subprocess.run(sweep_cmd(servers, "pg-two", "--trials", str(TRIALS), "--create-only"), cwd=project,
+                             env=env(), capture_output=True, text=True, timeout=120)
+    assert created.returncode == 0, created.stderr
+    workers = [subprocess.Popen(sweep_cmd(servers, "pg-two", "--trials", str(TRIALS), "--seed", str(i)), cwd=project,
+                                env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for i in range(2)]
+    outs = [w.communicate(timeout=400) for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], [o[1][-2000:] for o in outs]
+    study = optuna.load_study(study_name="pg-two", storage=servers["pg"])
+    finished = [t for t in study.trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+    assert len(finished) == TRIALS and not [t for t in study.trials if t.state == TrialState.RUNNING]
+    done_by = [sum(" trial " in line and ("complete" in line or "pruned" in line) for line in o[1].splitlines())
+               for o in outs]
+    assert sum(done_by) == TRIALS and min(done_by) >= 1, done_by  # both workers did trials
+
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=servers["mlflow"])
+    runs = client.search_runs([client.get_experiment_by_name("tictactoe").experiment_id],
+                              filter_string="tags.study = 'pg-two'")
+    parent_id = study.user_attrs["mlflow_parent_run_id"]
+    trials = [r for r in runs if r.data.tags.get("trial") is not None]
+    assert sorted(int(r.data.tags["trial"]) for r in trials) == sorted(t.number for t in finished)
+    assert all(r.data.tags["mlflow.parentRunId"] == parent_id for r in trials)
+    assert client.get_run(parent_id).data.metrics["best_score"] == study.best_value
+
+
+def test_a_killed_workers_trial_is_failed_by_the_heartbeat(servers, project, monkeypatch):
+    monkeypatch.setattr("boardrl.sweeps.storage.GRACE_S", 2)  # this process reaps; the dead worker beat every 10 s
+    cmd = sweep_cmd(servers, "pg-kill", "--trials", "3", budget=200_000)  # a trial long enough to be killed in
+    worker = subprocess.Popen(cmd, cwd=project, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                study = optuna.load_study(study_name="pg-kill", storage=servers["pg"])
+                if any(t.state == TrialState.RUNNING for t in study.trials):
+                    break
+            except KeyError:
+                pass
+            time.sleep(0.5)
+        else:
+            pytest.fail("the worker never started a trial")
+    finally:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()
+    time.sleep(3)
+    from boardrl.sweeps.storage import make_storage
+
+    study = optuna.load_study(study_name="pg-kill", storage=make_storage(servers["pg"]))
+    optuna.storages.fail_stale_trials(study)
+    states = [t.state for t in optuna.load_study(study_name="pg-kill", storage=servers["pg"]).trials]
+    assert TrialState.RUNNING not in states and TrialState.FAIL in states
