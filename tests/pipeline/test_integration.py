@@ -334,3 +334,19 @@ def test_adding_an_experiment_and_a_learner_module_retrains_nothing_that_existed
     finally:
         module.unlink()
         (path / "params.yaml").write_text(original)
+
+
+def test_sweep_stage_outputs(repo):
+    """sweep@<id> of the tiny profile: 3 finished trials, best params the train stage takes, figures."""
+    path = repo["path"]
+    out = path / "results/sweeps/tictactoe_tabular_q"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["finished_trials"] == 3 and summary["profile"] == "tiny" and summary["seeds"] == [7]
+    best = yaml.safe_load((out / "best_params.yaml").read_text())
+    assert best["sweep"]["best_score"] == summary["best_score"]
+    from boardrl.config import parse_params
+    from boardrl.experiments.profiles import merge
+
+    merged = parse_params(merge(repo["params"], {"experiments": best["experiments"]}))
+    assert merged.learner_params("tictactoe_tabular_q").alpha == best["experiments"]["tictactoe_tabular_q"]["params"]["alpha"]
+    assert (out / "figures" / "history.png").is_file() and (out / "trials.csv").is_file()
