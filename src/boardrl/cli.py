@@ -24,6 +24,9 @@ from boardrl.games.base import Game
 EXIT_BAD_INPUT = 2
 
 
+EXIT_INTERRUPTED = 130
+
+
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
     first = " ".join(str(message).strip().splitlines()) or "bad input"
     typer.echo(f"error: {first}", err=True)
@@ -46,6 +49,8 @@ class _OneLineErrors(TyperGroup):
             _fail("aborted", 1)
         except (KeyboardInterrupt, EOFError):
             _fail("interrupted", 130)
+        if rv == EXIT_INTERRUPTED:  # typer turns Ctrl-C into Exit(130) and click returns its code
+            _fail("interrupted", EXIT_INTERRUPTED)
         if standalone_mode:
             sys.exit(rv if isinstance(rv, int) else 0)
         return rv

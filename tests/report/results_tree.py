@@ -6,6 +6,10 @@ Experiments (sorted as the report sorts them: game, learner, id):
 - ``dots_and_boxes_2x2_tabular_q``: trained only (one seed), not evaluated.
 - ``tictactoe_tabular_q``: three seeds, trained and evaluated, with the across-seeds IQM and interval.
 - ``tictactoe_tabular_q_slow``: the same game and learner as the one above, one seed.
+
+Optionally (``make_results(..., sweep=True)``) the Optuna sweep ``SWEEP`` over ``tictactoe_tabular_q``: three
+trials (one pruned), best trial 2, figures history and importances (and parallel coordinates, which the report
+does not show).
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ SLOW = "tictactoe_tabular_q_slow"
 DAB = "dots_and_boxes_2x2_tabular_q"
 C4 = "connect4_tabular_q"
 TTT_WINS = {0: 0.9876, 1: 0.97, 2: 0.99}  # win rate vs random of each seed of TTT
+SWEEP = "ttt_sweep"
+#: The experiment's full learner params (what the sweep stage writes as ``experiment_params``).
+SWEEP_EXPERIMENT_PARAMS = {"alpha": 0.1, "gamma": 1.0, "games": 200000,
+                           "exploration": {"schedule": "linear", "start": 1.0, "end": 0.05}}
+#: The best trial's values (nested, as best_params.yaml holds them).
+SWEEP_BEST = {"alpha": 0.4213, "exploration": {"end": 0.1, "schedule": "exponential"}}
+SWEEP_FIGURES = ("history.png", "importances.png", "parallel_coordinates.png")
 
 
 def run_id(stage: str, exp_id: str, seed: int) -> str:
@@ -121,9 +132,55 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data))
 
 
-def make_results(tmp_path: Path) -> Path:
-    """The four experiments above under ``tmp_path/results``."""
+def tiny_png(path: Path, level: float = 0.5) -> None:
+    """A small PNG figure (a line on white), standing in for the figures Optuna draws."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(2, 1.5), dpi=50)
+    fig.subplots().plot([0, 1, 2], [0, level, 1])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png", metadata={"Software": None})
+
+
+def sweep_summary(sweep_id: str = SWEEP, experiment: str = TTT, *, with_params: bool = True) -> dict[str, Any]:
+    data = {"sweep": sweep_id, "experiment": experiment, "profile": "default", "study": f"{sweep_id}-abcdef012345",
+            "finished_trials": 3, "best_trial": 2, "best_score": 0.93125, "budget": 20000, "seeds": [0, 1],
+            "mlflow_parent_run_id": run_id("sweep", experiment, 0), "seconds": 42.0}
+    if with_params:
+        data["experiment_params"] = SWEEP_EXPERIMENT_PARAMS
+    return data
+
+
+TRIALS_CSV = """number,value,state,params_alpha,params_exploration.end,params_exploration.schedule,duration
+0,0.8,COMPLETE,0.05,0.2,linear,3.5
+1,0.6,PRUNED,0.01,0.3,linear,1.25
+2,0.93125,COMPLETE,0.4213,0.1,exponential,3.75
+"""
+
+
+def write_sweep(r: Path, sweep_id: str = SWEEP, experiment: str = TTT, *, with_params: bool = True,
+                figures: tuple[str, ...] = SWEEP_FIGURES) -> Path:
+    """``results/sweeps/<sweep_id>/`` as the sweep stage writes it (``with_params``: summary.json states the
+    experiment's learner params)."""
+    import yaml
+
+    d = r / "sweeps" / sweep_id
+    write_json(d / "summary.json", sweep_summary(sweep_id, experiment, with_params=with_params))
+    best = {"experiments": {experiment: {"params": SWEEP_BEST}},
+            "sweep": {"study": f"{sweep_id}-abcdef012345", "storage": f"journal:{d / 'study.journal'}",
+                      "best_trial": 2, "best_score": 0.93125, "finished_trials": 3}}
+    (d / "best_params.yaml").write_text(yaml.safe_dump(best, sort_keys=False))
+    (d / "trials.csv").write_text(TRIALS_CSV)
+    for i, name in enumerate(figures):
+        tiny_png(d / "figures" / name, level=0.2 + 0.3 * i)
+    return d
+
+
+def make_results(tmp_path: Path, *, sweep: bool = False) -> Path:
+    """The four experiments above under ``tmp_path/results`` (and the sweep ``SWEEP`` when ``sweep``)."""
     r = tmp_path / "results"
+    if sweep:
+        write_sweep(r)
     for k in TTT_WINS:
         write_train(r, TTT, "tictactoe", k, ["random", "perfect"])
     write_json(r / "eval" / f"{TTT}.json", ttt_eval(TTT, TTT_WINS))

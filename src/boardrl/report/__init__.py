@@ -3,6 +3,7 @@
 ``build_report(results_dir, out_dir)`` reads ``results/`` (layout and checks in ``report/results.py``: one
 experiment id, one or more training seeds) and writes ``report.md``, ``index.html`` and ``figures/*.png``.
 ``report/seeds.py`` holds every number the seeds published, which the report prints beside ours.
+``report/sweeps.py`` reads ``results/sweeps/<id>/`` (Optuna sweeps) for the report's "Sweeps" section.
 
 ``build_report`` is imported on first use: ``boardrl.report.results`` (the one reader of the curve TSV and the
 result files) is used by code that draws nothing, and should not have to load matplotlib.
@@ -14,9 +15,10 @@ from typing import Any
 
 from boardrl.report.links import DEFAULT_UI
 from boardrl.report.results import Experiment, ReportError, SeedResult, load_experiment, load_results, read_curve
+from boardrl.report.sweeps import Sweep, load_sweeps
 
-__all__ = ["DEFAULT_UI", "Experiment", "ReportError", "SeedResult", "build_report", "load_experiment",
-           "load_results", "read_curve"]
+__all__ = ["DEFAULT_UI", "Experiment", "ReportError", "SeedResult", "Sweep", "build_report", "load_experiment",
+           "load_results", "load_sweeps", "read_curve"]
 
 
 def __getattr__(name: str) -> Any:

@@ -2,8 +2,10 @@
 
 Every per-seed number links to the MLflow run that produced it and carries the git commit in the link's title
 and the row's provenance (``report/links.py``); across-seeds IQMs combine several runs and sit beside the
-per-seed values they summarise.  The whole report directory is built in a temporary sibling and swapped in at
-the end, so a failed or killed build leaves the previous report.
+per-seed values they summarise.  Optuna sweeps (``results/sweeps/<id>/``, ``report/sweeps.py``) get a section
+after the experiments: what each tuned, its figures, and its best params beside the experiment's.  The whole
+report directory is built in a temporary sibling and swapped in at the end, so a failed or killed build leaves
+the previous report.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from boardrl.report.results import Experiment, ReportError, load_results
 from boardrl.report.sections import (experiment_blocks, experiments_table, optimal_blocks, profile_blocks,
                                      provenance_table)
 from boardrl.report.seeds import DEVIATIONS
+from boardrl.report.sweeps import Sweep, load_sweeps, sweep_blocks
 
 TITLE = "boardrl: results"
 
@@ -78,12 +81,14 @@ def closing_blocks(exps: list[Experiment], links: Links) -> list[Block]:
     ]
 
 
-def compose(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: Path | None) -> list[Block]:
-    """The report's blocks; figures are written into ``fig_dir`` as a side effect."""
+def compose(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: Path | None,
+            sweeps: list[Sweep] | None = None) -> list[Block]:
+    """The report's blocks; figures are written (or copied, for sweeps) into ``fig_dir`` as a side effect."""
     blocks = intro_blocks(exps, links)
     for e in exps:
         blocks += experiment_blocks(e, links, fig_dir)
     blocks += optimal_blocks(exps, links, fig_dir)
+    blocks += sweep_blocks(sweeps or [], exps, links, fig_dir)
     blocks += closing_blocks(exps, links)
     blocks += data_blocks(data_summary)
     return blocks
@@ -95,12 +100,13 @@ def build_report(results_dir: Path, out_dir: Path, *, ui: str = DEFAULT_UI,
     from boardrl.atomic_io import atomic_directory
 
     exps = load_results(Path(results_dir))
+    sweeps = load_sweeps(Path(results_dir))
     links = Links(ui)
     out_dir = Path(out_dir)
     with atomic_directory(out_dir) as tmp:
         fig_dir = tmp / "figures"
         fig_dir.mkdir()
-        blocks = compose(exps, links, fig_dir, data_summary)
+        blocks = compose(exps, links, fig_dir, data_summary, sweeps)
         (tmp / "report.md").write_text(markdown.render(blocks))
         (tmp / "index.html").write_text(html.render(blocks, TITLE))
     return sorted(p for p in out_dir.rglob("*") if p.is_file())

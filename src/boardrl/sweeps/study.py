@@ -82,7 +82,7 @@ def open_study(job: SweepJob, worker: int = 0, create: bool = False) -> Any:
     """The study (created with its settings when ``create``), checked to search what ``job`` searches."""
     import optuna
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # our own one line per trial says what happened
     storage = make_storage(job.storage_url, job.mlflow_db)
     try:
         if create:
@@ -156,27 +156,50 @@ class TrackedObjective:
         except KeyboardInterrupt:
             self._end(trial, "killed")
             raise
-        except BaseException:
-            self._end(trial, "failed")
+        except BaseException as exc:
+            self._end(trial, "failed", detail=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
             raise
         self._end(trial, "complete", value)
         return value
 
-    def _end(self, trial: Any, state: str, value: float | None = None) -> None:
+    def _end(self, trial: Any, state: str, value: float | None = None, detail: str = "") -> None:
         if self.tracker is not None:
             self.tracker.end_trial(trial, state, value)
-        shown = "" if value is None else f" score {value:.4f}"
+        shown = ("" if value is None else f" score {value:.4f}") + (f" ({detail})" if detail else "")
         print(f"sweep: {self.job.study_name} trial {trial.number}: {state}{shown}", file=sys.stderr, flush=True)
+
+
+class _Interrupt:
+    """Ctrl-C seen.  Python raises KeyboardInterrupt wherever the signal lands, and one that lands in a garbage
+    collector callback is printed and dropped; the flag makes the worker stop after the trial all the same."""
+
+    seen = False
+
+    @classmethod
+    def handler(cls, signum: int, frame: Any) -> None:
+        cls.seen = True
+        raise KeyboardInterrupt
+
+    @classmethod
+    def install(cls) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, cls.handler)
 
 
 def work(job: SweepJob, worker: int = 0) -> None:
     """One worker: run trials until the study has ``n_trials`` finished (or the timeout passes)."""
+    _Interrupt.install()
     study = open_study(job, worker)
     tracker = (SweepTracker(job.tracking_uri, job.mlflow_experiment, job.artifact_location)
                if job.tracking_uri else None)
     objective = TrackedObjective(job, study, tracker)
     deadline = None if job.timeout_s is None else time.monotonic() + job.timeout_s
     while not objective.skipped:
+        if _Interrupt.seen:
+            raise KeyboardInterrupt
         finished, running = counts(study)
         if finished + running >= job.n_trials or (deadline is not None and time.monotonic() >= deadline):
             return
