@@ -241,6 +241,7 @@ def sweep(
     apply: Annotated[str | None, typer.Option("--apply", help="Print the dvc exp run command that trains the "
                                               "experiment with study STUDY's best params.")] = None,
     run_it: Annotated[bool, typer.Option("--run", help="With --apply: run that command.")] = False,
+    prune: Annotated[bool, typer.Option("--prune/--no-prune", help="Stop bad trials early (median rule).")] = True,
     create_only: Annotated[bool, typer.Option("--create-only", help="Create the study and its MLflow parent run, "
                                               "then stop: do this once before starting workers on many "
                                               "machines against one database.")] = False,
@@ -264,7 +265,7 @@ def sweep(
     url = storage or f"journal:{SWEEP_DIR / (name + '.journal')}"
     result = run_sweep(params, settings, root=Path.cwd(), study_name=name, storage_url=url, n_trials=trials,
                        jobs=jobs, sampler_seed=seed, timeout_s=timeout, tracking_uri=tracking_uri,
-                       out_dir=SWEEP_DIR / name, create_only=create_only)
+                       out_dir=SWEEP_DIR / name, create_only=create_only, prune=prune)
     if create_only:
         typer.echo(f"study {name} ready in {result.storage} (MLflow parent run {result.parent_run_id}); "
                    f"{result.finished} finished trials")

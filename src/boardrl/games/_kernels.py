@@ -1,9 +1,45 @@
-"""numba kernels shared by all games (random legal choice, bit counting, bit permutations for symmetries)."""
+"""numba kernels shared by all games (random legal choice, bit counting, bit permutations for symmetries).
+
+Also ``trusted_entry``: the compiled entry point of one kernel signature, for the scalar ``play`` fast paths.
+"""
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
-from numba import njit
+from numba import njit, types
+
+#: The numba type of every state field and action: the scalar kernels take and return int64 only.
+INT64 = types.int64
+BOOLEAN = types.boolean
+
+
+def tuple_of(item_type: Any, n: int) -> Any:
+    """The numba type of an ``n``-tuple of ``item_type``: a whole state as one argument of a trusted entry point.
+
+    A NamedTuple state passes as this plain tuple type to an entry point (which checks only that it is a tuple
+    of that length); the dispatcher would type it as a NamedTuple and compile another specialization.
+    """
+    return types.UniTuple(item_type, n)
+
+
+def trusted_entry(kernel: Any, *argtypes: Any) -> Callable:
+    """The compiled entry point of ``kernel`` for the signature ``argtypes`` (compiled or loaded from cache now).
+
+    Why: calling a numba dispatcher resolves the type of every argument on every call, about 80 ns of the
+    ~200 ns a small scalar kernel costs from Python; the entry point of one compiled signature skips that and
+    only converts the arguments.  It is the very same machine code, so the rules stay in one place.  The
+    conversion is lenient (a float is truncated, ``True`` is 1), so it is only for arguments the caller vouches
+    for: the fields of a state the game itself returned from ``play``, and a move already checked to be an int
+    in range.  Everything else goes through the dispatcher.  Falls back to the dispatcher itself where numba
+    offers no entry point (``NUMBA_DISABLE_JIT=1``: the kernel is then the plain Python function).
+    """
+    compile_sig = getattr(kernel, "compile", None)
+    if compile_sig is None:
+        return kernel
+    entry = compile_sig(tuple(argtypes))
+    return entry if callable(entry) else kernel
 
 
 @njit(cache=True)

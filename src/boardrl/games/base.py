@@ -9,6 +9,15 @@ caught by its type.
 Actions are integers in ``range(game.num_actions)``; each game defines a human notation for them
 (``format_move``/``parse_move``) and for whole move sequences (``format_moves``/``parse_moves``).
 
+Scalar speed (human play, scripted and Python agents use ``legal_moves`` + ``play`` one state at a time): a call
+into numba from Python costs more than the rules it runs, so each game's ``play`` makes exactly one kernel call.
+That kernel checks the move, applies it and also returns the successor's legal moves as bits, which the game
+keeps in ``_memo`` (the last state its ``play`` returned, with those bits); ``legal_moves`` of that very object
+(identity, not equality) is then a table lookup, and ``play`` from it skips re-validating the state and calls the
+kernel's compiled entry point directly (``_kernels.trusted_entry``).  Any other state takes the validated path,
+with the same errors as always.  ``legal_moves`` returns a read-only array that may be shared between calls
+(copy it to modify it): building a fresh array per call would cost as much as the move itself.
+
 Neural seams: networks train on the batched engine, so every game also works on whole (N, width) int64 arrays
 of state rows: ``encode_batch`` (input planes), ``symmetries_batch`` (data augmentation) and
 ``score_margin_batch`` (margin targets).  Each is defined to equal its scalar counterpart row by row, and the
@@ -52,13 +61,22 @@ class Game(ABC):
     #: Shape of ``encode(state)``: (planes, height, width).
     encoding_shape: ClassVar[tuple[int, int, int]]
 
+    #: ``(state, legal-move bits)`` for the last state this game's ``play`` returned: that state was made by the
+    #: rule kernel from a checked state and move, so ``play`` trusts it and ``legal_moves`` reads its mask from
+    #: the bits (module docstring, "Scalar speed").  One slot, compared by identity; a fresh object before the
+    #: first move, so no argument can match it.
+    _memo: tuple = (object(), 0)
+
     # ------------------------------------------------------------------ rules (subclasses implement)
     @abstractmethod
     def initial_state(self) -> Any: ...
 
     @abstractmethod
     def legal_moves(self, state: Any) -> np.ndarray:
-        """Boolean mask of length ``num_actions``; all False once the game is over."""
+        """Boolean mask of length ``num_actions``; all False once the game is over.
+
+        Read-only, and possibly shared with other calls: copy it before modifying it.
+        """
 
     @abstractmethod
     def _apply(self, state: Any, move: int) -> Any:
@@ -203,6 +221,12 @@ class Game(ABC):
         same numbers the referee reports.
         """
         return None
+
+    def __getstate__(self) -> dict:
+        """Pickle without ``_memo``: a cache of the last state played, not part of the game."""
+        state = dict(self.__dict__)
+        state.pop("_memo", None)
+        return state
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.game_id!r})"

@@ -22,7 +22,7 @@ from typing import NamedTuple, NoReturn, Sequence
 import numpy as np
 from numba import njit
 
-from boardrl.games._kernels import popcount, set_returns
+from boardrl.games._kernels import INT64, popcount, set_returns, trusted_entry, tuple_of
 from boardrl.errors import BoardRLError
 from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError, NotationError
 
@@ -138,10 +138,30 @@ def apply(current: int, mask: int, plies: int, col: int) -> tuple[int, int, int]
 
 @njit(cache=True)
 def try_apply(current: int, mask: int, plies: int, col: int) -> tuple[int, int, int]:
-    """``apply`` when ``col`` is legal, else (-1, -1, -1): one compiled call for the scalar ``play``."""
-    if col < 0 or col >= COLS or not (legal_columns(current, mask, plies) >> col) & 1:
+    """``apply`` when ``col`` is legal, else (-1, -1, -1) (``play_checked`` adds the successor's legal columns)."""
+    t, cols = play_checked(current, mask, plies, col)
+    if cols < 0:
         return -1, -1, -1
-    return apply(current, mask, plies, col)
+    return t
+
+
+@njit(cache=True)
+def play_checked(current: int, mask: int, plies: int, col: int) -> tuple[tuple[int, int, int], int]:
+    """``(successor, its legal columns)`` when ``col`` is legal, else ``((0, 0, 0), -1)``.
+
+    The scalar ``play`` in one compiled call: the legality check, the move, and the successor's legal columns
+    (which ``legal_moves`` of the successor then reads from the game's memo instead of calling again).
+    """
+    if col < 0 or col >= COLS or not (legal_columns(current, mask, plies) >> col) & 1:
+        return (0, 0, 0), -1
+    c, m, p = apply(current, mask, plies, col)
+    return (c, m, p), legal_columns(c, m, p)
+
+
+@njit(cache=True)
+def play_state(state: tuple[int, int, int], col: int) -> tuple[tuple[int, int, int], int]:
+    """``play_checked`` of a whole state tuple: for the trusted entry point, one argument is cheaper than three."""
+    return play_checked(state[0], state[1], state[2], col)
 
 
 @njit(cache=True)
@@ -228,8 +248,23 @@ def batch_mirror(states: np.ndarray) -> np.ndarray:
     return out
 
 
-#: Boolean legal-move masks for every 7-bit column set (separate arrays: indexing a list is cheaper).
-_LEGAL_MASKS = [np.array([(k >> c) & 1 for c in range(COLS)], dtype=bool) for k in range(1 << COLS)]
+#: Boolean legal-move masks for every 7-bit column set: read-only rows of one table, in a list (indexing a list
+#: is cheaper than indexing the table), handed out by ``legal_moves`` as they are.
+_MASK_TABLE = ((np.arange(1 << COLS)[:, None] >> np.arange(COLS)) & 1).astype(bool)
+_MASK_TABLE.setflags(write=False)
+_LEGAL_MASKS = list(_MASK_TABLE)
+_new_state = tuple.__new__
+_PY_FUNCTION = type(lambda: None)
+
+
+def _play_trusted(state: Connect4State, col: int) -> tuple[tuple[int, int, int], int]:
+    """``play_state`` for states this game returned; replaced by its compiled entry point on the first ``play``."""
+    return play_checked(state[0], state[1], state[2], col)
+
+
+def _trust_play_state() -> None:
+    global _play_trusted
+    _play_trusted = trusted_entry(play_state, tuple_of(INT64, 3), INT64)
 
 
 def _is_action(move: object) -> bool:
@@ -342,16 +377,35 @@ class Connect4(DigitNotation, Game):
         return Connect4State(0, 0, 0)
 
     def legal_moves(self, state: Connect4State) -> np.ndarray:
-        return _LEGAL_MASKS[legal_columns(state[0], state[1], state[2])].copy()
+        """Read-only mask of the legal columns (shared between calls; see ``Game.legal_moves``)."""
+        memo = self._memo
+        if state is memo[0]:
+            return _LEGAL_MASKS[memo[1]]
+        return _LEGAL_MASKS[legal_columns(state[0], state[1], state[2])]
 
     def play(self, state: Connect4State, move: int) -> Connect4State:
-        """Fast path of ``Game.play``: one compiled call; errors name the column and the legal columns."""
+        """``Game.play`` in one compiled call; errors name the column and the legal columns.
+
+        The successor's legal columns come back from the same call and are kept in ``_memo`` for
+        ``legal_moves``; a state this game returned is trusted (base module docstring, "Scalar speed").
+        """
+        if type(move) is int and 0 <= move < COLS:
+            if state is self._memo[0]:
+                t, cols = _play_trusted(state, move)
+            else:
+                if type(state) is not Connect4State:
+                    self.check_state(state)
+                t, cols = play_checked(state[0], state[1], state[2], move)
+                if type(_play_trusted) is _PY_FUNCTION:
+                    _trust_play_state()
+            if cols >= 0:
+                nxt = _new_state(Connect4State, t)
+                self._memo = (nxt, cols)
+                return nxt
+        elif isinstance(move, np.integer) and 0 <= move < COLS:
+            return self.play(state, int(move))
         if type(state) is not Connect4State:
             self.check_state(state)
-        if _is_action(move):
-            nxt = try_apply(state[0], state[1], state[2], move)
-            if nxt[2] >= 0:
-                return tuple.__new__(Connect4State, nxt)
         self._raise_illegal(state, move)
 
     def _raise_illegal(self, state: Connect4State, move: object) -> NoReturn:
@@ -462,6 +516,6 @@ class BatchedConnect4(BatchedGame):
 __all__ = [
     "BOARD", "BOTTOM", "CELLS", "COLS", "ROWS", "Connect4", "BatchedConnect4", "Connect4State", "apply",
     "batch_keys", "batch_mirror", "from_absolute", "from_columns", "from_uci_cells", "has_four", "legal_bits",
-    "legal_columns", "mirror_bits", "mirror_state", "playable_cells", "status", "to_absolute", "to_uci_cells",
-    "try_apply", "winning_cells", "winning_columns",
+    "legal_columns", "mirror_bits", "mirror_state", "play_checked", "playable_cells", "status", "to_absolute",
+    "to_uci_cells", "try_apply", "winning_cells", "winning_columns",
 ]

@@ -45,7 +45,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from numba import njit
 
-from boardrl.games._kernels import set_returns
+from boardrl.games._kernels import BOOLEAN, INT64, set_returns, trusted_entry, tuple_of
 from boardrl.errors import BoardRLError
 from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError
 
@@ -187,13 +187,35 @@ def apply(p0: int, mask: int, stage: int, flips0: int, flips1: int, last_flip: i
 
 
 @njit(cache=True)
-def apply_checked(p0: int, mask: int, stage: int, flips0: int, flips1: int, last_flip: int, player: int,
-                  status: int, action: int, seed_draw_rule: bool):
-    """``(1, successor...)`` when ``action`` is legal, else ``(0, state...)``: one call for the scalar path."""
-    if not (legal_bits(p0, mask, stage, flips0, flips1, last_flip, player, status) >> action) & 1:
-        return 0, p0, mask, stage, flips0, flips1, last_flip, player, status
+def play_checked(p0: int, mask: int, stage: int, flips0: int, flips1: int, last_flip: int, player: int,
+                 status: int, action: int, seed_draw_rule: bool):
+    """``(successor, its legal-action bits)`` when ``action`` is legal, else ``(state, -1)``.
+
+    The scalar ``play`` in one compiled call; ``legal_moves`` of the successor reads the bits from the memo.
+    """
+    if action < 0 or action >= NUM_ACTIONS or not (
+        legal_bits(p0, mask, stage, flips0, flips1, last_flip, player, status) >> action
+    ) & 1:
+        return (p0, mask, stage, flips0, flips1, last_flip, player, status), -1
     t = apply(p0, mask, stage, flips0, flips1, last_flip, player, status, action, seed_draw_rule)
-    return 1, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]
+    return t, legal_bits(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7])
+
+
+@njit(cache=True)
+def play_state(state, action: int, seed_draw_rule: bool):
+    """``play_checked`` of a whole state tuple: for the trusted entry point, one argument is cheaper than eight."""
+    return play_checked(state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7], action,
+                        seed_draw_rule)
+
+
+def _play_trusted(state: "ConniptionState", action: int, seed_draw_rule: bool):
+    """``play_state`` for states this game returned; replaced by its compiled entry point on the first ``play``."""
+    return play_checked(*state, action, seed_draw_rule)
+
+
+def _trust_play_state() -> None:
+    global _play_trusted
+    _play_trusted = trusted_entry(play_state, tuple_of(INT64, 8), INT64, BOOLEAN)
 
 
 @njit(cache=True)
@@ -291,8 +313,13 @@ def mirror_bits_batch(b: np.ndarray) -> np.ndarray:
 
 #: _ACTIONS[bits]: the legal actions of a legal-action bit set, as a tuple of Python ints.
 _ACTIONS = tuple(tuple(a for a in range(NUM_ACTIONS) if (b >> a) & 1) for b in range(1 << NUM_ACTIONS))
-#: _MASKS[bits]: the boolean action mask of a legal-action bit set (saves building it per call).
+#: _MASKS[bits]: the boolean action mask of a legal-action bit set (saves building it per call); read-only.
 _MASKS = np.array([[(b >> a) & 1 for a in range(NUM_ACTIONS)] for b in range(1 << NUM_ACTIONS)], dtype=bool)
+_MASKS.setflags(write=False)
+#: Its rows (read-only views) in a list, handed out by ``legal_moves`` as they are: indexing a list is cheaper.
+_MASK_ROWS = list(_MASKS)
+_new_state = tuple.__new__
+_PY_FUNCTION = type(lambda: None)
 MIRROR_ACTIONS = np.array([6, 5, 4, 3, 2, 1, 0, FLIP, NONE], dtype=np.int64)
 
 
@@ -315,19 +342,39 @@ class Conniption(Game):
         return INITIAL
 
     def legal_moves(self, state: ConniptionState) -> np.ndarray:
+        """Read-only mask of the legal stage-moves (shared between calls; see ``Game.legal_moves``)."""
+        memo = self._memo
+        if state is memo[0]:
+            return _MASK_ROWS[memo[1]]
         self.check_state(state)
-        return _MASKS[legal_bits(*state)].copy()
+        return _MASK_ROWS[legal_bits(*state)]
 
     def legal_actions(self, state: ConniptionState) -> list[int]:
+        memo = self._memo
+        if state is memo[0]:
+            return list(_ACTIONS[memo[1]])
         self.check_state(state)
         return list(_ACTIONS[legal_bits(*state)])
 
     def play(self, state: ConniptionState, move: int) -> ConniptionState:
-        """As ``Game.play``, with a one-kernel fast path for legal moves (the base class words the errors)."""
-        if type(state) is ConniptionState and type(move) is int and 0 <= move < NUM_ACTIONS:
-            t = apply_checked(*state, move, self.seed_draw_rule)
-            if t[0]:
-                return ConniptionState(*t[1:])
+        """As ``Game.play``, in one compiled call for an int move (the base class words the errors).
+
+        The successor's legal actions come back from the same call and are kept in ``_memo`` for
+        ``legal_moves``; a state this game returned is trusted (base module docstring, "Scalar speed").
+        """
+        if type(move) is int and 0 <= move < NUM_ACTIONS:
+            if state is self._memo[0]:
+                t, bits = _play_trusted(state, move, self.seed_draw_rule)
+            elif type(state) is ConniptionState:
+                t, bits = play_checked(*state, move, self.seed_draw_rule)
+                if type(_play_trusted) is _PY_FUNCTION:
+                    _trust_play_state()
+            else:
+                return super().play(state, move)  # WrongGameError
+            if bits >= 0:
+                nxt = _new_state(ConniptionState, t)
+                self._memo = (nxt, bits)
+                return nxt
         return super().play(state, move)
 
     def _apply(self, state: ConniptionState, move: int) -> ConniptionState:

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from boardrl.errors import BoardRLError
-from boardrl.games._kernels import permute_bits_batch
+from boardrl.games._kernels import INT64, permute_bits_batch, trusted_entry, tuple_of
 from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError, WrongGameError
 
 #: Edge sets are int64 bitmasks, and bit ``E`` serves as the "no box" sentinel, so E <= 62.
@@ -70,21 +70,36 @@ def state_type_for(rows: int, cols: int) -> type:
 
 # ---------------------------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def completed_by(edges: int, e: int, edge_box_masks: np.ndarray) -> int:
-    """How many boxes edge ``e`` completes in the edge set ``edges`` (which already contains ``e``)."""
+def legal_edges(edges: int, full: int) -> int:
+    """Bit set of the legal moves: the undrawn edges (none once every edge of ``full`` is drawn)."""
+    return full & ~edges
+
+
+@njit(cache=True)
+def completed_walls(edges: int, walls0: int, walls1: int) -> int:
+    """How many of the two wall sets ``walls0``, ``walls1`` (an edge's adjacent boxes) ``edges`` completes."""
     k = 0
-    for j in range(2):
-        m = edge_box_masks[e, j]  # the 4 walls of an adjacent box, or the unreachable sentinel bit E
-        if edges & m == m:
-            k += 1
+    if edges & walls0 == walls0:
+        k += 1
+    if edges & walls1 == walls1:
+        k += 1
     return k
 
 
 @njit(cache=True)
-def apply(edges: int, to_move: int, s0: int, s1: int, e: int, edge_box_masks: np.ndarray) -> tuple:
-    """Draw edge ``e``; the mover scores completed boxes and keeps the turn, otherwise the turn passes."""
+def completed_by(edges: int, e: int, edge_box_masks: np.ndarray) -> int:
+    """How many boxes edge ``e`` completes in the edge set ``edges`` (which already contains ``e``).
+
+    ``edge_box_masks[e]`` holds the 4 walls of each box next to ``e``, or the unreachable sentinel bit E.
+    """
+    return completed_walls(edges, edge_box_masks[e, 0], edge_box_masks[e, 1])
+
+
+@njit(cache=True)
+def apply_walls(edges: int, to_move: int, s0: int, s1: int, e: int, walls0: int, walls1: int) -> tuple:
+    """``apply`` with the wall sets of ``e``'s two boxes given (``edge_box_masks[e]``): the one rule kernel."""
     edges |= np.int64(1) << e
-    k = completed_by(edges, e, edge_box_masks)
+    k = completed_walls(edges, walls0, walls1)
     if k == 0:
         to_move = 1 - to_move
     elif to_move == 0:
@@ -92,6 +107,26 @@ def apply(edges: int, to_move: int, s0: int, s1: int, e: int, edge_box_masks: np
     else:
         s1 += k
     return edges, to_move, s0, s1
+
+
+@njit(cache=True)
+def apply(edges: int, to_move: int, s0: int, s1: int, e: int, edge_box_masks: np.ndarray) -> tuple:
+    """Draw edge ``e``; the mover scores completed boxes and keeps the turn, otherwise the turn passes."""
+    return apply_walls(edges, to_move, s0, s1, e, edge_box_masks[e, 0], edge_box_masks[e, 1])
+
+
+@njit(cache=True)
+def play_checked(edges: int, to_move: int, s0: int, s1: int, e: int, walls0: int, walls1: int, full: int) -> tuple:
+    """``(successor, its legal edges)`` when edge ``e`` is legal, else ``((0, 0, 0, 0), -1)``.
+
+    The scalar ``play`` in one compiled call, with only int arguments (an array argument costs a numba call
+    more than the rules): the caller passes ``edge_box_masks[e]`` as ``walls0, walls1``.  ``legal_moves`` of
+    the successor reads the returned bits from the game's memo.
+    """
+    if e < 0 or e >= 63 or not (legal_edges(edges, full) >> e) & 1:
+        return (np.int64(0), np.int64(0), np.int64(0), np.int64(0)), np.int64(-1)
+    t = apply_walls(edges, to_move, s0, s1, e, walls0, walls1)
+    return t, legal_edges(t[0], full)
 
 
 @njit(cache=True)
@@ -105,9 +140,38 @@ def count_completed(edges: int, box_masks: np.ndarray) -> int:
 
 
 @njit(cache=True)
+def play_state(state: tuple, edge: tuple) -> tuple:
+    """``play_checked`` of a whole state tuple and ``edge = (e, walls0, walls1, full)``, for the trusted entry
+    point: two tuple arguments are cheaper than eight ints."""
+    return play_checked(state[0], state[1], state[2], state[3], edge[0], edge[1], edge[2], edge[3])
+
+
+def _play_trusted(state: DotsAndBoxesState, edge: tuple) -> tuple:
+    """``play_state`` for states this game returned; replaced by its compiled entry point on the first ``play``."""
+    return play_checked(*state, *edge)
+
+
+def _trust_play_state() -> None:
+    global _play_trusted
+    _play_trusted = trusted_entry(play_state, tuple_of(INT64, 4), tuple_of(INT64, 4))
+
+
+#: ``legal_edges`` in Python (the same definition, not compiled) for states of any int size on the checked path.
+_legal_edges_py = getattr(legal_edges, "py_func", legal_edges)
+#: _CHUNK_BYTES[b]: the 12-bit set ``b`` as 12 bytes of 0/1, little end first.  A legal mask is two or more of
+#: them joined and viewed as a read-only bool array: the cheapest way from a bit set to a numpy mask.
+_CHUNK = 12
+_CHUNK_BYTES = [bytes(row) for row in ((np.arange(1 << _CHUNK)[:, None] >> np.arange(_CHUNK)) & 1).astype(np.uint8)]
+_BOOL = np.dtype(np.bool_)
+_new_state = tuple.__new__
+_PY_FUNCTION = type(lambda: None)
+_ndarray = np.ndarray
+
+
+@njit(cache=True)
 def batch_legal(states: np.ndarray, full: int, num_edges: int, out: np.ndarray) -> None:
     for i in range(states.shape[0]):
-        free = full & ~states[i, 0]
+        free = legal_edges(states[i, 0], full)
         for e in range(num_edges):
             out[i, e] = (free >> e) & 1
 
@@ -118,7 +182,7 @@ def batch_step(states, actions, auto_reset, finished, rets, finals, full, num_ed
     for i in range(states.shape[0]):
         edges = states[i, 0]
         a = actions[i]
-        if edges != full and (a < 0 or a >= num_edges or (edges >> a) & 1):
+        if edges != full and (a < 0 or a >= num_edges or not (legal_edges(edges, full) >> a) & 1):
             return i
     for i in range(states.shape[0]):
         finished[i] = False
@@ -245,6 +309,10 @@ class DotsAndBoxes(Game):
         self.encoding_shape = (5, 2 * self.rows + 1, 2 * self.cols + 1)  # type: ignore[misc]
         self._bits = np.arange(geo.num_edges, dtype=np.int64)
         self._sym_maps = geo.symmetry_maps()
+        #: ``_edge_args[e] = (e, walls0, walls1, full)``: edge ``e``'s arguments of ``play_checked`` as ints, the
+        #: wall sets of its two boxes (``edge_box_masks[e]``) included, so no array crosses into numba per move.
+        self._edge_args = [(e, int(m0), int(m1), self.full) for e, (m0, m1) in enumerate(geo.edge_box_masks)]
+        self._mask_chunks = -(-geo.num_edges // _CHUNK)
 
     def __reduce__(self):
         """Pickle by board size: the per-size state class is made at run time, so rebuild rather than copy."""
@@ -265,7 +333,37 @@ class DotsAndBoxes(Game):
             raise WrongGameError(f"{self.game_id}: state {state!r} has scores {s0}+{s1} but {done} boxes complete")
 
     def legal_moves(self, state: DotsAndBoxesState) -> np.ndarray:
-        return ((~state.edges >> self._bits) & 1).astype(bool)
+        """Read-only mask of the undrawn edges (a fresh array, but read-only like every game's masks)."""
+        memo = self._memo
+        free = memo[1] if state is memo[0] else _legal_edges_py(state.edges, self.full)
+        chunks = self._mask_chunks
+        if chunks == 2:
+            buf = _CHUNK_BYTES[free & 4095] + _CHUNK_BYTES[free >> 12]
+        elif chunks == 1:
+            buf = _CHUNK_BYTES[free]
+        else:
+            buf = b"".join([_CHUNK_BYTES[(free >> (_CHUNK * i)) & 4095] for i in range(chunks)])
+        return _ndarray(self.num_edges, _BOOL, buf)
+
+    def play(self, state: DotsAndBoxesState, move: int) -> DotsAndBoxesState:
+        """``Game.play`` in one compiled call for an int move; anything else, and every error, via ``Game.play``.
+
+        A state this game returned is trusted; any other is checked in full (``check_state``) first.  The
+        successor's legal edges come back from the same call and are kept in ``_memo`` for ``legal_moves``.
+        """
+        if type(move) is int and 0 <= move < self.num_edges:
+            if state is self._memo[0]:
+                t, free = _play_trusted(state, self._edge_args[move])
+            else:
+                self.check_state(state)
+                t, free = play_checked(*state, *self._edge_args[move])
+                if type(_play_trusted) is _PY_FUNCTION:
+                    _trust_play_state()
+            if free >= 0:
+                nxt = _new_state(self.state_type, t)
+                self._memo = (nxt, free)
+                return nxt
+        return Game.play(self, state, move)
 
     def _apply(self, state: DotsAndBoxesState, move: int) -> DotsAndBoxesState:
         edges, to_move, s0, s1 = state

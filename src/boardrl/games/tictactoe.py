@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from boardrl.games._kernels import permute_bits_batch, popcount, set_returns
+from boardrl.games._kernels import INT64, permute_bits_batch, popcount, set_returns, trusted_entry, tuple_of
 from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError
 
 LINES = np.array(
@@ -22,6 +22,10 @@ FULL = 0b111111111
 #: LEGAL_MASKS[bits] is the boolean mask of the 9-bit set ``bits``: the scalar path's mask without a Python loop.
 LEGAL_MASKS = ((np.arange(512)[:, None] >> np.arange(9)) & 1).astype(bool)
 LEGAL_MASKS.setflags(write=False)
+#: Its rows (read-only views) in a list, which ``legal_moves`` hands out as they are: indexing a list is cheaper.
+_LEGAL_ROWS = list(LEGAL_MASKS)
+_new_state = tuple.__new__
+_PY_FUNCTION = type(lambda: None)
 CELL_BITS = np.arange(9, dtype=np.int64)
 
 
@@ -62,6 +66,34 @@ def apply(x: int, o: int, cell: int) -> tuple[int, int]:
     if popcount(x) == popcount(o):
         return x | (1 << cell), o
     return x, o | (1 << cell)
+
+
+@njit(cache=True)
+def play_checked(x: int, o: int, cell: int) -> tuple[tuple[int, int], int]:
+    """``(successor, its legal-move bits)`` when ``cell`` is legal, else ``((0, 0), -1)``.
+
+    The scalar ``play`` in one compiled call; ``legal_moves`` of the successor reads the bits from the memo.
+    """
+    if cell < 0 or cell >= 9 or not (legal_bits(x, o) >> cell) & 1:
+        return (0, 0), -1
+    x, o = apply(x, o, cell)
+    return (x, o), legal_bits(x, o)
+
+
+@njit(cache=True)
+def play_state(state: tuple[int, int], cell: int) -> tuple[tuple[int, int], int]:
+    """``play_checked`` of a whole state tuple: for the trusted entry point, one argument is cheaper than two."""
+    return play_checked(state[0], state[1], cell)
+
+
+def _play_trusted(state: TicTacToeState, cell: int) -> tuple[tuple[int, int], int]:
+    """``play_state`` for states this game returned; replaced by its compiled entry point on the first ``play``."""
+    return play_checked(state[0], state[1], cell)
+
+
+def _trust_play_state() -> None:
+    global _play_trusted
+    _play_trusted = trusted_entry(play_state, tuple_of(INT64, 2), INT64)
 
 
 @njit(cache=True)
@@ -137,7 +169,32 @@ class TicTacToe(DigitNotation, Game):
         return TicTacToeState(0, 0)
 
     def legal_moves(self, state: TicTacToeState) -> np.ndarray:
-        return LEGAL_MASKS[legal_bits(state.x, state.o)].copy()
+        """Read-only mask of the empty cells (none once the game is over); shared, see ``Game.legal_moves``."""
+        memo = self._memo
+        if state is memo[0]:
+            return _LEGAL_ROWS[memo[1]]
+        return _LEGAL_ROWS[legal_bits(state.x, state.o)]
+
+    def play(self, state: TicTacToeState, move: int) -> TicTacToeState:
+        """``Game.play`` in one compiled call for an int move; anything else, and every error, via ``Game.play``.
+
+        The successor's legal cells come back from the same call and are kept in ``_memo`` for ``legal_moves``;
+        a state this game returned is trusted (base module docstring, "Scalar speed").
+        """
+        if type(move) is int and 0 <= move < 9:
+            if state is self._memo[0]:
+                t, bits = _play_trusted(state, move)
+            elif type(state) is TicTacToeState:
+                t, bits = play_checked(state[0], state[1], move)
+                if type(_play_trusted) is _PY_FUNCTION:
+                    _trust_play_state()
+            else:
+                return Game.play(self, state, move)  # WrongGameError
+            if bits >= 0:
+                nxt = _new_state(TicTacToeState, t)
+                self._memo = (nxt, bits)
+                return nxt
+        return Game.play(self, state, move)
 
     def _apply(self, state: TicTacToeState, move: int) -> TicTacToeState:
         return TicTacToeState(*apply(state.x, state.o, move))

@@ -58,7 +58,7 @@ def resolve_settings(params: Params, exp_id: str, space: dict[str, Any] | None =
 def run_sweep(params: Params, settings: SweepSettings, *, root: Path, study_name: str, storage_url: str,
               n_trials: int, jobs: int = 1, sampler_seed: int = 0, timeout_s: float | None = None,
               tracking_uri: str | None = None, out_dir: Path | None = None, processes: int = 1,
-              create_only: bool = False) -> SweepResult:
+              create_only: bool = False, prune: bool = True) -> SweepResult:
     """Create or continue the study, run ``jobs`` workers until ``n_trials`` trials finished, write the outputs."""
     from boardrl.sweeps.outputs import best_overlay, write_outputs
     from boardrl.tracking import mlflow_runs
@@ -76,7 +76,8 @@ def run_sweep(params: Params, settings: SweepSettings, *, root: Path, study_name
     job = SweepJob(params=params, settings=settings, study_name=study_name, storage_url=storage_url,
                    n_trials=n_trials, sampler_seed=sampler_seed, timeout_s=timeout_s, tracking_uri=uri,
                    mlflow_experiment=game, artifact_location=_artifacts(root, game, tracking_uri), tags=tags,
-                   processes=processes, mlflow_db=mlflow_runs.tracking_root(root) / mlflow_runs.DB_NAME)
+                   processes=processes, mlflow_db=mlflow_runs.tracking_root(root) / mlflow_runs.DB_NAME,
+                   prune=prune)
     study = open_study(job, create=True)  # once, before any worker: concurrent creation races on an RDB
     tracker = SweepTracker(uri, game, job.artifact_location)
     job.parent_run_id = tracker.parent_run(study, {**tags, "study": study_name})

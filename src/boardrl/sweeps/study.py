@@ -53,6 +53,7 @@ class SweepJob:
     tags: dict[str, str] = field(default_factory=dict)
     processes: int = 1
     mlflow_db: Path | None = None
+    prune: bool = True
 
 
 # ---------------------------------------------------------------------------------------------- study
@@ -73,6 +74,8 @@ def pruner(job: SweepJob) -> Any:
     from boardrl.sweeps.objective import _budget
     from boardrl.sweeps.objective import with_learner_params
 
+    if not job.prune:
+        return optuna.pruners.NopPruner()
     lp = trial_learner_params(job.params, job.settings, {})
     total = _budget(with_learner_params(job.params, job.settings.experiment, lp), job.settings.experiment)
     return optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=max(1, total // 10))
