@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from boardrl.config import download_slice, fail, load_params_or_exit
+from boardrl.config import download_slice, fail, load_params_or_exit, stage_entry
 from boardrl.data import uci_download
 from boardrl.errors import BoardRLError
 from boardrl.tracking.provenance import params_hash
@@ -53,4 +53,4 @@ def _track(params, got: uci_download.Obtained, seconds: float) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    stage_entry(main)

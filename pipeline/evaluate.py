@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from boardrl.config import experiment_stage_args, run_experiment_stage
+from boardrl.config import experiment_stage_args, run_experiment_stage, stage_entry
 from boardrl.experiments.evaluate import run_evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,4 +28,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    stage_entry(main)

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from boardrl.config import load_params_or_exit
+from boardrl.config import load_params_or_exit, stage_entry
 from boardrl.experiments.inputs import write_inputs, write_ladder_models
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,4 +30,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    stage_entry(main)

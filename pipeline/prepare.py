@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from boardrl.config import fail, load_params_or_exit, prepare_slice
+from boardrl.config import fail, load_params_or_exit, prepare_slice, stage_entry
 from boardrl.data import uci_download, uci_table
 from boardrl.errors import BoardRLError
 from boardrl.atomic_io import atomic_write_json
@@ -65,4 +65,4 @@ def _track(params, summary: dict, seconds: float) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    stage_entry(main)

@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from boardrl.config import stage_entry
 from boardrl.errors import BoardRLError
 from boardrl.report import DEFAULT_UI, build_report
 
@@ -41,4 +42,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    stage_entry(main)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from boardrl.atomic_io import atomic_write_json
-from boardrl.config import EXIT_BAD_PARAMS, fail, load_params_or_exit, runtime_processes
+from boardrl.config import EXIT_BAD_PARAMS, fail, load_params_or_exit, runtime_processes, stage_entry
 from boardrl.errors import BoardRLError
 from boardrl.sweeps.run import resolve_settings, run_sweep
 from boardrl.tracking.provenance import params_hash
@@ -56,4 +56,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    stage_entry(main)

@@ -340,9 +340,28 @@ def _problem(err: dict[str, Any], root_model: Any) -> tuple[tuple[Any, ...], str
     return loc, msg
 
 
+def _first_error(errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The error to show: an unknown key before anything else (a misspelled key also makes its right spelling
+    "missing", and the unknown one is what the author typed)."""
+    unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+    return unknown[0] if unknown else errors[0]
+
+
+def _did_you_mean(err: dict[str, Any], root_model: Any) -> str:
+    import difflib
+
+    parent = _model_at(root_model, tuple(err["loc"])[:-1])
+    if err["type"] != "extra_forbidden" or parent is None:
+        return ""
+    close = difflib.get_close_matches(str(err["loc"][-1]), list(parent.model_fields), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def _from_validation_error(exc: ValidationError, root_model: Any, prefix: tuple[Any, ...] = ()) -> ConfigError:
     errors = exc.errors()
-    loc, problem = _problem(errors[0], root_model)
+    first = _first_error(errors)
+    loc, problem = _problem(first, root_model)
+    problem += _did_you_mean(first, root_model)
     if len(errors) > 1:
         problem += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     return ConfigError(_loc_text(prefix + loc), problem)
@@ -574,6 +593,25 @@ def run_experiment_stage(params_path: str | Path, exp_id: str, run: Callable[[Pa
         return run(params, exp_id)
     except BoardRLError as exc:
         fail(str(exc))
+    except OSError as exc:  # permissions, a full disk: one line naming the path (atomic writes kept the old outputs)
+        fail(os_error_text(exc))
+
+
+def stage_entry(main: Callable[[], Any]) -> None:
+    """Run a stage script's ``main``: a ``BoardRLError`` or a file-system error anywhere is one ``error:`` line."""
+    try:
+        main()
+    except BoardRLError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(os_error_text(exc))
+
+
+def os_error_text(exc: OSError) -> str:
+    """``<path>: <reason>`` of a file-system error, for one ``error:`` line."""
+    where = exc.filename if exc.filename is not None else ""
+    reason = exc.strerror or str(exc)
+    return f"{where}: {reason}; previous outputs are kept" if where else f"{reason}; previous outputs are kept"
 
 
 def _exit_on_sigterm(signum: int, frame: Any) -> NoReturn:

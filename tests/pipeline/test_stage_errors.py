@@ -97,3 +97,22 @@ def test_bad_worker_processes_stop_the_stage(project):
     assert res.stderr.strip().splitlines() == [
         "error: environment: $BOARDRL_PROCESSES must be a whole number from 1 to 64, got 'abc'"]
     assert not [p for p in OUTPUTS if (project / p).exists()]
+
+
+def test_a_file_system_error_is_one_line_naming_the_path(project):
+    """An output folder that cannot be written (here `build` is a file; root ignores permission bits, so a
+    read-only folder cannot stand in for it in this test) gives one `error:` line naming the path, no traceback."""
+    (project / "build").write_text("not a directory")
+    res = run_stage(project, "pipeline/inputs.py")
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 1 and len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: ") and "build" in lines[0] and "Traceback" not in res.stderr
+    assert (project / "build").read_text() == "not a directory"
+
+
+def test_a_file_system_error_while_training_is_one_line(project):
+    (project / "models").write_text("not a directory")
+    res = run_stage(project, "pipeline/train.py", "--experiment", DAB)
+    lines = [ln for ln in res.stderr.strip().splitlines() if not ln.startswith(("curve:", "20"))]
+    assert res.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: ") and "models" in lines[0], \
+        res.stderr[-2000:]
