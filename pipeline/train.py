@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from boardrl.config import experiment_stage_args, run_experiment_stage, stage_entry
+from boardrl.experiments.guard import exit_with_parent
 from boardrl.experiments.train import run_train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main(argv: list[str] | None = None) -> None:
     args = experiment_stage_args(argv, __doc__.splitlines()[0], ROOT / "params.yaml")
     progress = os.environ.get("BOARDRL_PROGRESS", "1") != "0"
+    exit_with_parent()  # no orphan trainer when dvc is killed
     trained = run_experiment_stage(args.params, args.experiment,
                                    lambda params, exp_id: run_train(params, exp_id, ROOT, progress=progress))
     seconds = sum(t.summary["seconds"] for t in trained)

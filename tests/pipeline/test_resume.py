@@ -26,12 +26,12 @@ EXP = "tictactoe_tabular_q"
 SEED = 7
 
 
-def make_project(path: Path) -> Path:
-    """A project with one tic-tac-toe experiment of 300,000 games, checkpointed every 25,000."""
+def make_project(path: Path, games: int = GAMES) -> Path:
+    """A project with one tic-tac-toe experiment of ``games`` games, checkpointed every 25,000."""
     shutil.copytree(ROOT / "pipeline", path / "pipeline")
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
     data["experiments"] = {EXP: {"game": "tictactoe", "learner": "tabular_q", "seeds": [SEED],
-                                 "params": {"games": GAMES, "checkpoint_every": EVERY}}}
+                                 "params": {"games": games, "checkpoint_every": EVERY}}}
     data["train"]["opponents"] = {"tictactoe": ["random"]}
     data["train"]["eval_games"] = 20
     (path / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
@@ -99,9 +99,52 @@ def test_killed_training_resumes_to_the_same_result(tmp_path):
     exp = client.get_experiment_by_name("tictactoe")
     runs = client.search_runs([exp.experiment_id], filter_string="tags.seed = '7'",
                               order_by=["attributes.start_time ASC"])
-    assert [r.info.status for r in runs] == ["RUNNING", "FINISHED"]  # the killed run never got to end itself
+    assert [r.info.status for r in runs] == ["KILLED", "FINISHED"]  # the resumed stage closed the killed run
+    assert runs[0].data.tags["superseded_by"] == runs[1].info.run_id
     assert runs[0].data.tags["resumed_from"] == "0" and int(runs[1].data.tags["resumed_from"]) == done
     # the resumed run holds the whole curve, the points measured before the kill included
     steps = [m.step for m in client.get_metric_history(runs[1].info.run_id, "curve/random/combined/win")]
     curve_steps = sorted({int(line.split("\t")[0]) for line in (whole / curve).read_text().splitlines()[1:]})
     assert sorted(steps) == curve_steps and min(curve_steps) == 0 and max(curve_steps) == GAMES
+
+
+def _wait_for_checkpoint(project: Path, proc: subprocess.Popen) -> None:
+    manifest = project / f"models/{EXP}/seed-{SEED}/checkpoint/checkpoint.json"
+    deadline = time.monotonic() + 240
+    while not manifest.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint appeared"
+        time.sleep(0.05)
+
+
+def test_a_second_trainer_is_refused_and_a_trainer_stops_with_its_parent(tmp_path):
+    """The lock names the running trainer; killing the process that started a trainer (dvc) stops the trainer,
+    which ends its MLflow runs FAILED and releases the lock."""
+    project = make_project(tmp_path / "p", games=20_000_000)  # a minute or more: it is killed long before
+    starter = ("import subprocess, sys, time\n"
+               f"subprocess.Popen({train_cmd()!r})\n"
+               "time.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", starter], cwd=project, env=stage_env(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_checkpoint(project, parent)
+        second = subprocess.run(train_cmd(), cwd=project, env=stage_env(), capture_output=True, text=True, timeout=120)
+        lines = second.stderr.strip().splitlines()
+        assert second.returncode == 1 and len(lines) == 1, second.stderr
+        assert "is being trained by another process (pid" in lines[0]
+        holder = int((project / f"models/{EXP}/.trainer.lock").read_text())
+        os.kill(parent.pid, signal.SIGKILL)  # what killing only `dvc` does
+        parent.wait()
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{holder}").exists() and "Z" not in Path(f"/proc/{holder}/stat").read_text().split()[2]:
+            assert time.monotonic() < deadline, "the trainer outlived its parent"
+            time.sleep(0.2)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+    assert not (project / f"models/{EXP}/.trainer.lock").exists()
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{project}/mlflow.db")
+    runs = client.search_runs([client.get_experiment_by_name("tictactoe").experiment_id])
+    assert runs and {r.info.status for r in runs} == {"FAILED"}

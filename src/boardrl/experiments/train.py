@@ -20,6 +20,7 @@ from boardrl.atomic_io import atomic_directory, atomic_write_json, remove_stale_
 from boardrl.config import Params, eval_points, runtime_processes, train_slice
 from boardrl.errors import BoardRLError
 from boardrl.experiments.curve import CurveEvaluator, CurveOpponent, curve_rows
+from boardrl.experiments.guard import TrainerLock
 from boardrl.experiments.paths import ExperimentPaths, seed_dir_name, seeds_in
 from boardrl.tracking import curve as curves
 from boardrl.tracking.provenance import collect, params_hash
@@ -80,20 +81,23 @@ def run_train(params: Params, exp_id: str, root: Path, *, progress: bool = True)
     """The train stage of ``exp_id`` under project ``root``: every seed, outputs, MLflow runs."""
     import mlflow
 
-    from boardrl.tracking.mlflow_runs import stage_run
+    from boardrl.tracking.mlflow_runs import close_stale_runs, stage_run
 
     e = params.experiment(exp_id)
     paths = ExperimentPaths(Path(root), exp_id)
     sl = train_slice(params, exp_id)
     phash = params_hash(sl)
-    _remove_other_seeds(paths, e.seeds)
     out = []
-    with stage_run(root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id}", params=sl,
-                   params_hash=phash, experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile,
-                   seeds=",".join(map(str, e.seeds))):
-        for seed in e.seeds:
-            out.append(_train_one(params, exp_id, seed, paths, sl, phash, progress))
-        mlflow.log_metric("seconds", sum(t.summary["seconds"] for t in out))
+    with TrainerLock(paths.models, f"experiment {exp_id}"):
+        _remove_other_seeds(paths, e.seeds)
+        with stage_run(root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id}", params=sl,
+                       params_hash=phash, experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile,
+                       seeds=",".join(map(str, e.seeds))) as active:
+            close_stale_runs(active.info.experiment_id, active.info.run_id, stage="train", experiment=exp_id,
+                             seeds=",".join(map(str, e.seeds)))
+            for seed in e.seeds:
+                out.append(_train_one(params, exp_id, seed, paths, sl, phash, progress))
+            mlflow.log_metric("seconds", sum(t.summary["seconds"] for t in out))
     return out
 
 
@@ -102,7 +106,7 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
     import mlflow
 
     from boardrl.tracking.figures import curve_figure
-    from boardrl.tracking.mlflow_runs import MetricsBuffer, stage_run
+    from boardrl.tracking.mlflow_runs import MetricsBuffer, close_stale_runs, stage_run
 
     e = params.experiment(exp_id)
     t0 = time.perf_counter()
@@ -112,6 +116,8 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
                    params=sl, params_hash=phash, nested=True, experiment=exp_id, game=e.game, learner=e.learner,
                    seed=seed, profile=params.profile) as active:
         mlflow.set_tag("resumed_from", "0")  # replaced below when training resumed from a checkpoint
+        close_stale_runs(active.info.experiment_id, active.info.run_id, stage="train", experiment=exp_id,
+                         seed=str(seed))
         metrics = MetricsBuffer()
         agent, learner = train_seed(params, exp_id, seed, paths.checkpoint(seed), processes=runtime_processes(),
                                     log_to_mlflow=True, progress=progress, on_metrics=metrics)

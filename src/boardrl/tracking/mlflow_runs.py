@@ -145,6 +145,25 @@ def stage_run(
         yield run
 
 
+def close_stale_runs(mlflow_experiment_id: str, new_run_id: str, **labels: Any) -> list[str]:
+    """Mark RUNNING runs with these tags (a killed stage's) KILLED and link them to ``new_run_id``.
+
+    Only call this while holding the experiment's trainer lock: then no other process can own such a run.
+    """
+    import mlflow
+
+    client = mlflow.MlflowClient()
+    where = " and ".join(f"tags.{k} = '{v}'" for k, v in labels.items())
+    stale = [r for r in client.search_runs([mlflow_experiment_id], filter_string=f"{where} and attributes.status = 'RUNNING'")
+             if r.info.run_id != new_run_id]
+    for r in stale:
+        client.set_tag(r.info.run_id, "superseded_by", new_run_id)
+        client.set_terminated(r.info.run_id, "KILLED")
+    if stale:
+        client.set_tag(new_run_id, "resumes_runs", ",".join(r.info.run_id for r in stale))
+    return [r.info.run_id for r in stale]
+
+
 class MetricsBuffer:
     """Training metrics (loss, epsilon, throughput) collected per step and sent to MLflow in batches.
 
