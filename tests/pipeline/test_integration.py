@@ -185,10 +185,12 @@ def test_mlflow_runs_and_tags(repo):
     head = git(path, "rev-parse", "HEAD")
     client = MlflowClient(tracking_uri=f"sqlite:///{path}/mlflow.db")
     assert not (path / "mlruns").exists()
+    assert client.get_experiment("0").lifecycle_stage == "deleted"  # no empty "Default" in the UI's list
     for exp_id in repo["ids"]:
         game = repo["params"]["experiments"][exp_id]["game"]
         exp = client.get_experiment_by_name(game)
         assert exp.artifact_location == (path / "mlartifacts" / game).as_uri()
+        assert exp.tags["mlflow.experimentKind"] == "custom_model_development"  # runs first, not the GenAI view
         runs = client.search_runs([exp.experiment_id], filter_string=f"tags.experiment = '{exp_id}'")
         for seed in repo["params"]["experiments"][exp_id]["seeds"]:
             summary = json.loads((path / f"results/train/{exp_id}/seed-{seed}/summary.json").read_text())
@@ -202,7 +204,10 @@ def test_mlflow_runs_and_tags(repo):
             assert sorted(m.step for m in hist) == _eval_points(repo["params"], exp_id)
             assert client.get_metric_history(train.info.run_id, "games_per_s")  # the learner base's throughput
             arts = {a.path for a in client.list_artifacts(train.info.run_id)}
-            assert {"curve.png", "model", "curve.tsv", "summary.json"} <= arts
+            assert {"curve.png", "curve.tsv", "summary.json"} <= arts
+            models = client.search_logged_models(experiment_ids=[exp.experiment_id],
+                                                 filter_string=f"source_run_id = '{train.info.run_id}'")
+            assert [m.name for m in models] == ["model"]  # a logged model, not loose artifacts
         ev = json.loads((path / f"results/eval/{exp_id}.json").read_text())
         for seed, block in ev["seeds"].items():
             run_ = client.get_run(block["provenance"]["mlflow_run_id"])

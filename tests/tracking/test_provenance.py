@@ -16,13 +16,20 @@ def test_commit_and_dirty_flag(tmp_path):
     assert prov.git_commit(tmp_path) == "unknown"  # not a repository
     _git(tmp_path, "init", "-q")
     assert prov.git_commit(tmp_path) == "unknown"  # no commit yet
-    (tmp_path / "f.txt").write_text("1")
-    _git(tmp_path, "add", "f.txt")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "f.py").write_text("1")
+    (tmp_path / "dvc.lock").write_text("a")
+    _git(tmp_path, "add", "-A")
     _git(tmp_path, "commit", "-qm", "c")
     assert prov.git_commit(tmp_path) == _git(tmp_path, "rev-parse", "HEAD")
-    assert prov.git_dirty(tmp_path) is False
-    (tmp_path / "f.txt").write_text("2")
-    assert prov.git_dirty(tmp_path) is True
+    assert prov.source_dirty(tmp_path) is False
+    (tmp_path / "dvc.lock").write_text("b")  # the pipeline rewrote its lock file: the source is still the commit's
+    assert prov.source_dirty(tmp_path) is False
+    (tmp_path / "src" / "new.py").write_text("x")  # a new source file the commit does not have
+    assert prov.source_dirty(tmp_path) is True
+    (tmp_path / "src" / "new.py").unlink()
+    (tmp_path / "src" / "f.py").write_text("2")
+    assert prov.source_dirty(tmp_path) is True
 
 
 def test_dvc_exp_name(monkeypatch):

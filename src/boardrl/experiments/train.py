@@ -107,6 +107,7 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
 
     from boardrl.tracking.figures import curve_figure
     from boardrl.tracking.mlflow_runs import MetricsBuffer, close_stale_runs, stage_run
+    from boardrl.tracking.pyfunc import log_agent_model
 
     e = params.experiment(exp_id)
     t0 = time.perf_counter()
@@ -128,7 +129,7 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
         rows = curve_rows(learner.evaluations)
         curves.write_tsv(paths.curve(seed), rows)
         mlflow.log_figure(curve_figure(rows, f"{exp_id} seed {seed}: learning curve"), "curve.png")
-        mlflow.log_artifacts(str(paths.model(seed)), artifact_path="model")
+        log_agent_model(e.game, str(paths.model(seed)))  # an MLflow logged model (pyfunc: state rows -> moves)
         mlflow.log_artifact(str(paths.curve(seed)))
         summary = collect(paths.root, experiment=exp_id, game=e.game, learner=e.learner, seed=seed,
                           profile=params.profile, unit=learner.unit,

@@ -48,16 +48,9 @@ class SweepTracker:
         self.runs: dict[int, str] = {}
 
     def _experiment_id(self, name: str, artifact_location: str | None) -> str:
-        exp = self.client.get_experiment_by_name(name)
-        if exp is not None:
-            return exp.experiment_id
-        try:
-            return self.client.create_experiment(name, artifact_location=artifact_location)
-        except Exception:  # noqa: BLE001 - created meanwhile by another worker
-            exp = self.client.get_experiment_by_name(name)
-            if exp is None:
-                raise
-            return exp.experiment_id
+        from boardrl.tracking.mlflow_runs import experiment_id
+
+        return experiment_id(self.client, name, artifact_location)
 
     # ------------------------------------------------------------------ the study's run
     def parent_run(self, study: Any, tags: dict[str, str]) -> str:

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from boardrl.tracking.provenance import canonical_json, dvc_exp_name, git_commit, git_dirty
+from boardrl.tracking.provenance import canonical_json, dvc_exp_name, git_commit, source_dirty
 
 if TYPE_CHECKING:  # pragma: no cover
     import mlflow
@@ -66,24 +66,50 @@ def configure(project_root: str | os.PathLike) -> "mlflow":
     return mlflow
 
 
+#: MLflow 3 opens experiments without this tag in its GenAI view (an empty Traces page); ours train models.
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+DEFAULT_EXPERIMENT_ID = "0"
+
+
 def ensure_experiment(project_root: str | os.PathLike, name: str) -> str:
     """Id of experiment ``name``, created with its artifact folder under ``mlartifacts/`` when missing."""
     mlflow = configure(project_root)
+    return experiment_id(mlflow.MlflowClient(), name, artifact_location(project_root, name))
+
+
+def experiment_id(client: Any, name: str, artifacts: str | None) -> str:
+    """Id of experiment ``name`` in ``client``'s store: created (model-training kind) or restored when needed.
+
+    The SQL store's empty "Default" experiment is soft-deleted so the UI lists only ours.
+    """
     from mlflow.exceptions import MlflowException
 
-    client = mlflow.MlflowClient()
     exp = client.get_experiment_by_name(name)
-    if exp is not None:
+    if exp is None:
+        try:
+            exp_id = client.create_experiment(name, artifact_location=artifacts, tags=EXPERIMENT_KIND)
+        except MlflowException:  # created meanwhile by a concurrent stage or worker
+            exp = client.get_experiment_by_name(name)
+            if exp is None:
+                raise
+            exp_id = exp.experiment_id
+    else:
+        exp_id = exp.experiment_id
         if exp.lifecycle_stage == "deleted":
-            client.restore_experiment(exp.experiment_id)
-        return exp.experiment_id
+            client.restore_experiment(exp_id)
+        if exp.tags.get("mlflow.experimentKind") != EXPERIMENT_KIND["mlflow.experimentKind"]:
+            client.set_experiment_tag(exp_id, "mlflow.experimentKind", EXPERIMENT_KIND["mlflow.experimentKind"])
+    _hide_empty_default(client)
+    return exp_id
+
+
+def _hide_empty_default(client: Any) -> None:
     try:
-        return client.create_experiment(name, artifact_location=artifact_location(project_root, name))
-    except MlflowException:  # created meanwhile by a concurrent stage (dvc exp run --jobs)
-        exp = client.get_experiment_by_name(name)
-        if exp is None:
-            raise
-        return exp.experiment_id
+        default = client.get_experiment(DEFAULT_EXPERIMENT_ID)
+        if default.lifecycle_stage == "active" and not client.search_runs([DEFAULT_EXPERIMENT_ID], max_results=1):
+            client.delete_experiment(DEFAULT_EXPERIMENT_ID)
+    except Exception:  # noqa: BLE001 - a server without a Default experiment, or without the right to delete it
+        pass
 
 
 def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -105,12 +131,12 @@ def run_tags(project_root: str | os.PathLike, *, stage: str, params_hash: str, *
     ``labels`` are what the run is about: experiment id, game, learner, seed, profile.
     """
     commit = git_commit(project_root)
-    dirty = git_dirty(project_root)
+    dirty = source_dirty(project_root)
     tags = {
         "stage": stage,
         **{k: "" if v is None else str(v) for k, v in labels.items()},
         "git_commit": commit,
-        "git_dirty": "" if dirty is None else str(dirty).lower(),
+        "source_dirty": "" if dirty is None else str(dirty).lower(),
         "dvc_exp_name": dvc_exp_name() or "",
         "params_hash": params_hash,
     }

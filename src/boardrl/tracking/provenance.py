@@ -35,9 +35,19 @@ def git_commit(root: str | os.PathLike) -> str:
     return sha if sha and len(sha) == 40 else UNKNOWN_COMMIT
 
 
-def git_dirty(root: str | os.PathLike) -> bool | None:
-    """True when tracked files differ from the commit (numbers may not be reproducible from it); None if unknown."""
-    status = _git(Path(root), "status", "--porcelain", "--untracked-files=no")
+#: What counts as the source of a result: code and the pipeline's definition.  Not dvc.lock, params.yaml or
+#: results: the pipeline rewrites the first itself, and params are recorded by their own hash.
+SOURCE_PATHS = ("src", "pipeline", "pyproject.toml", "dvc.yaml", "profiles")
+
+
+def source_dirty(root: str | os.PathLike) -> bool | None:
+    """True when the source (``SOURCE_PATHS``, new untracked files included) differs from the commit, so the
+    commit alone does not reproduce the number; None outside a repository.
+
+    Why not plain ``git status``: a clean clone's own `dvc repro` rewrites dvc.lock, which made every run look
+    dirty though its code was exactly the commit's.
+    """
+    status = _git(Path(root), "status", "--porcelain", "--untracked-files=normal", "--", *SOURCE_PATHS)
     return None if status is None else bool(status)
 
 
