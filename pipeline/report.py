@@ -2,7 +2,7 @@
 
     python pipeline/report.py [--results results] [--out reports] [--ui http://127.0.0.1:5000]
 
-Reads every experiment under results/ (results/train/<id>/seed-<k>/{curve.tsv,summary.json} and
+Reads every experiment under results/ (results/train/<id>/seed-<k>/summary.json, results/curves/<id>/seed-<k>.tsv and
 results/eval/<id>.json; the UCI data checks of the prepare stage when present) and writes the report
 atomically: a failed build leaves the previous report.
 Bad or missing results give one line `error: ...` on stderr and exit status 2.

@@ -2,7 +2,7 @@
 
     python pipeline/train.py --experiment tictactoe_tabular_q
 
-Writes models/<id>/seed-<k>/model/ and results/train/<id>/seed-<k>/{curve.tsv,summary.json}; checkpoints go to
+Writes models/<id>/seed-<k>/model/, results/curves/<id>/seed-<k>.tsv and results/train/<id>/seed-<k>/summary.json; checkpoints go to
 models/<id>/seed-<k>/checkpoint/ (a persistent DVC output), so a killed run resumes there.  The work is
 ``boardrl.experiments.train.run_train``; this script only parses the command line.
 """

@@ -259,8 +259,11 @@ def test_batched_game_matches_rules_and_names_full_columns():
     assert list(c4.to_move_batch(np.array([tuple(c4.replay("4"))], dtype=np.int64))) == [1]
 
 
-def test_legal_moves_returns_a_fresh_array():
+def test_legal_moves_cannot_be_corrupted_by_the_caller():
+    """The mask is read-only (shared between calls for speed): writing to it raises and changes nothing."""
     s = c4.initial_state()
     m = c4.legal_moves(s)
-    m[:] = False
+    with pytest.raises(ValueError, match="read-only"):
+        m[:] = False
     assert c4.legal_moves(s).all()
+    assert c4.legal_moves(c4.play(s, 3)).all()

@@ -99,7 +99,7 @@ def test_train_outputs_per_experiment_and_seed(repo):
         for seed in e["seeds"]:
             assert (path / f"models/{exp_id}/seed-{seed}/model/agent.json").is_file()
             assert not (path / f"models/{exp_id}/seed-{seed}/checkpoint").exists()
-            lines = (path / f"results/train/{exp_id}/seed-{seed}/curve.tsv").read_text().splitlines()
+            lines = (path / f"results/curves/{exp_id}/seed-{seed}.tsv").read_text().splitlines()
             assert lines[0] == "step\topponent\tseat\twin\tdraw\tloss\tgames"
             rows = [ln.split("\t") for ln in lines[1:]]
             opponents = _curve_opponents(params, exp_id)
@@ -120,7 +120,7 @@ def test_seeds_differ_and_the_spread_is_reported(repo):
     path = repo["path"]
     ev = json.loads((path / "results/eval/tictactoe_tabular_q.json").read_text())
     assert list(ev["seeds"]) == ["7", "8"] and ev["across_seeds"]["seeds"] == [7, 8]
-    curves = [(path / f"results/train/tictactoe_tabular_q/seed-{s}/curve.tsv").read_text() for s in (7, 8)]
+    curves = [(path / f"results/curves/tictactoe_tabular_q/seed-{s}.tsv").read_text() for s in (7, 8)]
     assert curves[0] != curves[1]  # two training seeds, two runs
     win = ev["across_seeds"]["opponents"]["random"]["win"]
     values = [ev["seeds"][s]["opponents"]["random"]["combined"]["win"] for s in ("7", "8")]
@@ -174,7 +174,7 @@ def test_dvc_metrics_and_plots(repo):
     plots = run(dvc("plots", "show", "--json"), path)
     assert plots.returncode == 0, plots.stderr
     pdata = json.loads(plots.stdout)["data"]
-    spec = pdata["results/train/tictactoe_tabular_q/seed-7/curve.tsv"][0]["content"]
+    spec = pdata["results/curves/tictactoe_tabular_q/seed-7.tsv"][0]["content"]
     assert spec["encoding"]["color"]["field"] == "opponent"  # our template, not DVC's default
 
 
@@ -204,7 +204,7 @@ def test_mlflow_runs_and_tags(repo):
             assert sorted(m.step for m in hist) == _eval_points(repo["params"], exp_id)
             assert client.get_metric_history(train.info.run_id, "games_per_s")  # the learner base's throughput
             arts = {a.path for a in client.list_artifacts(train.info.run_id)}
-            assert {"curve.png", "curve.tsv", "summary.json"} <= arts
+            assert {"curve.png", "seed-%d.tsv" % seed, "summary.json"} <= arts
             models = client.search_logged_models(experiment_ids=[exp.experiment_id],
                                                  filter_string=f"source_run_id = '{train.info.run_id}'")
             assert [m.name for m in models] == ["model"]  # a logged model, not loose artifacts

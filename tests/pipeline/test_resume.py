@@ -80,7 +80,7 @@ def test_killed_training_resumes_to_the_same_result(tmp_path):
     cut = make_project(tmp_path / "cut")
     done = kill_after_first_checkpoint(cut)
     assert EVERY <= done < GAMES
-    curve = f"results/train/{EXP}/seed-{SEED}/curve.tsv"
+    curve = f"results/curves/{EXP}/seed-{SEED}.tsv"
     assert not (cut / curve).exists()  # killed before any final output
     checkpoint = cut / f"models/{EXP}/seed-{SEED}/checkpoint"
     kept = json.loads((checkpoint / "checkpoint.json").read_text())["extra"]["evaluations"]

@@ -74,7 +74,9 @@ def curve_rows(opponents: list[str], shift: float = 0.0) -> str:
 def write_train(r: Path, exp_id: str, game: str, seed: int, opponents: list[str], **kw: Any) -> Path:
     d = r / "train" / exp_id / f"seed-{seed}"
     d.mkdir(parents=True)
-    (d / "curve.tsv").write_text(curve_rows(opponents, shift=0.04 * seed))
+    curves = r / "curves" / exp_id
+    curves.mkdir(parents=True, exist_ok=True)
+    (curves / f"seed-{seed}.tsv").write_text(curve_rows(opponents, shift=0.04 * seed))
     (d / "summary.json").write_text(json.dumps(provenance("train", exp_id, game, seed, **kw)))
     return d
 

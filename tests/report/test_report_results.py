@@ -45,7 +45,7 @@ def test_two_experiments_of_one_game_and_learner_stay_apart(results):
 
 
 def test_read_curve_types_the_columns(results):
-    frame = read_curve(results / "train" / TTT / "seed-0" / "curve.tsv")
+    frame = read_curve(results / "curves" / TTT / "seed-0.tsv")
     assert list(frame.columns) == ["step", "opponent", "seat", "win", "draw", "loss", "games"]
     assert frame["step"].dtype.kind == "i" and frame["win"].dtype.kind == "f" and len(frame) == 5 * 2 * 3
 
@@ -57,7 +57,7 @@ def test_reading_results_does_not_load_matplotlib():
 
 def test_no_results_is_named(tmp_path):
     (tmp_path / "empty" / "train").mkdir(parents=True)
-    with pytest.raises(ReportError, match="no results under .*train/<id>/seed-<k>/curve.tsv"):
+    with pytest.raises(ReportError, match="no results under .*train/<id>/seed-<k>/summary.json"):
         load_results(tmp_path / "empty")
 
 
@@ -69,13 +69,13 @@ def _edit_json(path: Path, edit: Callable[[dict], None]) -> None:
 
 
 def _curve_missing_columns(r: Path) -> tuple[Path, str]:
-    p = r / "train" / TTT / "seed-1" / "curve.tsv"
+    p = r / "curves" / TTT / "seed-1.tsv"
     p.write_text("step\topponent\twin\n0\trandom\t0.5\n")
     return p, r"missing column\(s\) seat, draw, loss, games"
 
 
 def _curve_unknown_seat(r: Path) -> tuple[Path, str]:
-    p = r / "train" / TTT / "seed-2" / "curve.tsv"
+    p = r / "curves" / TTT / "seed-2.tsv"
     p.write_text(curve_rows(["random"]).replace("as_first", "first"))
     return p, "unknown seat"
 

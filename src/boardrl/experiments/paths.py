@@ -2,7 +2,8 @@
 
     models/<id>/seed-<k>/model/          the trained agent (agent.json + data files)
     models/<id>/seed-<k>/checkpoint/     only while training runs; an interrupted run resumes from it
-    results/train/<id>/seed-<k>/         curve.tsv (learning curve) and summary.json (provenance)
+    results/train/<id>/seed-<k>/         summary.json (provenance of the training run)
+    results/curves/<id>/seed-<k>.tsv     the learning curve (a folder of curves only: `dvc plots` draws each file)
     results/eval/<id>.json               every seed's evaluation and the spread across seeds
     results/metrics/<id>.json            the few headline numbers `dvc metrics show` lists
     build/inputs/<id>.<stage>.json       fingerprints of the code and data a stage of <id> uses
@@ -53,8 +54,12 @@ class ExperimentPaths:
     def train_results(self) -> Path:
         return self.root / "results" / "train" / self.exp_id
 
+    @property
+    def curves(self) -> Path:
+        return self.root / "results" / "curves" / self.exp_id
+
     def curve(self, seed: int) -> Path:
-        return self.train_results / seed_dir_name(seed) / "curve.tsv"
+        return self.curves / f"{seed_dir_name(seed)}.tsv"
 
     def summary(self, seed: int) -> Path:
         return self.train_results / seed_dir_name(seed) / "summary.json"

@@ -21,7 +21,7 @@ from boardrl.config import Params, eval_points, runtime_processes, train_slice
 from boardrl.errors import BoardRLError
 from boardrl.experiments.curve import CurveEvaluator, CurveOpponent, curve_rows
 from boardrl.experiments.guard import TrainerLock
-from boardrl.experiments.paths import ExperimentPaths, seed_dir_name, seeds_in
+from boardrl.experiments.paths import SEED_DIR_PREFIX, ExperimentPaths, seed_dir_name, seeds_in
 from boardrl.tracking import curve as curves
 from boardrl.tracking.provenance import collect, params_hash
 
@@ -111,7 +111,7 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
 
     e = params.experiment(exp_id)
     t0 = time.perf_counter()
-    for d in (paths.models, paths.train_results, paths.model(seed).parent, paths.curve(seed).parent):
+    for d in (paths.models, paths.train_results, paths.model(seed).parent, paths.summary(seed).parent, paths.curves):
         remove_stale_temporaries(d)
     with stage_run(paths.root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id} seed {seed}",
                    params=sl, params_hash=phash, nested=True, experiment=exp_id, game=e.game, learner=e.learner,
@@ -149,3 +149,6 @@ def _remove_other_seeds(paths: ExperimentPaths, seeds: list[int]) -> None:
         for s in seeds_in(base):
             if s not in seeds:
                 shutil.rmtree(base / seed_dir_name(s))
+    for curve in paths.curves.glob(f"{SEED_DIR_PREFIX}*.tsv") if paths.curves.is_dir() else []:
+        if curve.stem[len(SEED_DIR_PREFIX):] not in {str(s) for s in seeds}:
+            curve.unlink()

@@ -42,6 +42,23 @@ def trusted_entry(kernel: Any, *argtypes: Any) -> Callable:
     return entry if callable(entry) else kernel
 
 
+def trusted_entry_on_first_call(namespace: dict, name: str, kernel: Any, *argtypes: Any) -> Callable:
+    """A stand-in for ``trusted_entry(kernel, *argtypes)`` bound to the global ``name`` of ``namespace``.
+
+    Its first call makes the entry point (compiling the kernel or loading it from numba's cache: the same cost a
+    first dispatcher call has), rebinds ``namespace[name]`` to it and forwards the call; later calls look up the
+    global and go straight to the entry point.  Importing a game module thus compiles nothing.
+    """
+
+    def first_call(*args: Any) -> Any:
+        entry = trusted_entry(kernel, *argtypes)
+        namespace[name] = entry
+        return entry(*args)
+
+    first_call.__name__ = first_call.__qualname__ = name
+    return first_call
+
+
 @njit(cache=True)
 def popcount(x: int) -> int:
     """Number of set bits of a non-negative int64."""

@@ -10,13 +10,14 @@ Actions are integers in ``range(game.num_actions)``; each game defines a human n
 (``format_move``/``parse_move``) and for whole move sequences (``format_moves``/``parse_moves``).
 
 Scalar speed (human play, scripted and Python agents use ``legal_moves`` + ``play`` one state at a time): a call
-into numba from Python costs more than the rules it runs, so each game's ``play`` makes exactly one kernel call.
+into numba from Python costs more than the rules it runs, so a game's ``play`` of a legal move is one kernel call.
 That kernel checks the move, applies it and also returns the successor's legal moves as bits, which the game
 keeps in ``_memo`` (the last state its ``play`` returned, with those bits); ``legal_moves`` of that very object
 (identity, not equality) is then a table lookup, and ``play`` from it skips re-validating the state and calls the
 kernel's compiled entry point directly (``_kernels.trusted_entry``).  Any other state takes the validated path,
-with the same errors as always.  ``legal_moves`` returns a read-only array that may be shared between calls
-(copy it to modify it): building a fresh array per call would cost as much as the move itself.
+with the same errors as always.  The kernel is built from the same rule functions as the batched step, so the
+rules stay in one place.  ``legal_moves`` returns a read-only array that may be shared between calls (copy it to
+modify it): building a fresh array per call would cost as much as the move itself.
 
 Neural seams: networks train on the batched engine, so every game also works on whole (N, width) int64 arrays
 of state rows: ``encode_batch`` (input planes), ``symmetries_batch`` (data augmentation) and
@@ -138,8 +139,10 @@ class Game(ABC):
         """The state after ``move``; ``IllegalMoveError`` naming the legal choices when it is not legal."""
         self.check_state(state)
         mask = self.legal_moves(state)
-        if not (isinstance(move, (int, np.integer)) and 0 <= move < self.num_actions and mask[move]):
-            shown = self.format_move(int(move)) if isinstance(move, (int, np.integer)) and 0 <= move < self.num_actions else repr(move)
+        # A bool is an int to Python but a boolean index to numpy (mask[True] is a 2-d array): not an action.
+        action = type(move) is not bool and isinstance(move, (int, np.integer)) and 0 <= move < self.num_actions
+        if not (action and mask[move]):
+            shown = self.format_move(int(move)) if action else repr(move)
             if self.is_over(state):
                 raise IllegalMoveError(f"{self.game_id}: move {shown} is illegal: the game is over")
             raise IllegalMoveError(

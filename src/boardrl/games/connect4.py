@@ -22,7 +22,7 @@ from typing import NamedTuple, NoReturn, Sequence
 import numpy as np
 from numba import njit
 
-from boardrl.games._kernels import INT64, popcount, set_returns, trusted_entry, tuple_of
+from boardrl.games._kernels import INT64, popcount, set_returns, trusted_entry_on_first_call, tuple_of
 from boardrl.errors import BoardRLError
 from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError, NotationError
 
@@ -137,15 +137,6 @@ def apply(current: int, mask: int, plies: int, col: int) -> tuple[int, int, int]
 
 
 @njit(cache=True)
-def try_apply(current: int, mask: int, plies: int, col: int) -> tuple[int, int, int]:
-    """``apply`` when ``col`` is legal, else (-1, -1, -1) (``play_checked`` adds the successor's legal columns)."""
-    t, cols = play_checked(current, mask, plies, col)
-    if cols < 0:
-        return -1, -1, -1
-    return t
-
-
-@njit(cache=True)
 def play_checked(current: int, mask: int, plies: int, col: int) -> tuple[tuple[int, int, int], int]:
     """``(successor, its legal columns)`` when ``col`` is legal, else ``((0, 0, 0), -1)``.
 
@@ -156,6 +147,15 @@ def play_checked(current: int, mask: int, plies: int, col: int) -> tuple[tuple[i
         return (0, 0, 0), -1
     c, m, p = apply(current, mask, plies, col)
     return (c, m, p), legal_columns(c, m, p)
+
+
+@njit(cache=True)
+def try_apply(current: int, mask: int, plies: int, col: int) -> tuple[int, int, int]:
+    """``apply`` when ``col`` is legal, else (-1, -1, -1) (``play_checked`` adds the successor's legal columns)."""
+    t, cols = play_checked(current, mask, plies, col)
+    if cols < 0:
+        return -1, -1, -1
+    return t
 
 
 @njit(cache=True)
@@ -254,17 +254,10 @@ _MASK_TABLE = ((np.arange(1 << COLS)[:, None] >> np.arange(COLS)) & 1).astype(bo
 _MASK_TABLE.setflags(write=False)
 _LEGAL_MASKS = list(_MASK_TABLE)
 _new_state = tuple.__new__
-_PY_FUNCTION = type(lambda: None)
 
 
-def _play_trusted(state: Connect4State, col: int) -> tuple[tuple[int, int, int], int]:
-    """``play_state`` for states this game returned; replaced by its compiled entry point on the first ``play``."""
-    return play_checked(state[0], state[1], state[2], col)
-
-
-def _trust_play_state() -> None:
-    global _play_trusted
-    _play_trusted = trusted_entry(play_state, tuple_of(INT64, 3), INT64)
+#: ``play_state`` for the states this game's ``play`` returned: its compiled entry point (``_kernels``).
+_play_trusted = trusted_entry_on_first_call(globals(), "_play_trusted", play_state, tuple_of(INT64, 3), INT64)
 
 
 def _is_action(move: object) -> bool:
@@ -396,8 +389,6 @@ class Connect4(DigitNotation, Game):
                 if type(state) is not Connect4State:
                     self.check_state(state)
                 t, cols = play_checked(state[0], state[1], state[2], move)
-                if type(_play_trusted) is _PY_FUNCTION:
-                    _trust_play_state()
             if cols >= 0:
                 nxt = _new_state(Connect4State, t)
                 self._memo = (nxt, cols)

@@ -45,7 +45,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from numba import njit
 
-from boardrl.games._kernels import BOOLEAN, INT64, set_returns, trusted_entry, tuple_of
+from boardrl.games._kernels import BOOLEAN, INT64, set_returns, trusted_entry_on_first_call, tuple_of
 from boardrl.errors import BoardRLError
 from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError
 
@@ -208,14 +208,10 @@ def play_state(state, action: int, seed_draw_rule: bool):
                         seed_draw_rule)
 
 
-def _play_trusted(state: "ConniptionState", action: int, seed_draw_rule: bool):
-    """``play_state`` for states this game returned; replaced by its compiled entry point on the first ``play``."""
-    return play_checked(*state, action, seed_draw_rule)
-
-
-def _trust_play_state() -> None:
-    global _play_trusted
-    _play_trusted = trusted_entry(play_state, tuple_of(INT64, 8), INT64, BOOLEAN)
+#: ``play_state`` for the states this game's ``play`` returned: its compiled entry point (``_kernels``).
+_play_trusted = trusted_entry_on_first_call(
+    globals(), "_play_trusted", play_state, tuple_of(INT64, 8), INT64, BOOLEAN
+)
 
 
 @njit(cache=True)
@@ -319,7 +315,6 @@ _MASKS.setflags(write=False)
 #: Its rows (read-only views) in a list, handed out by ``legal_moves`` as they are: indexing a list is cheaper.
 _MASK_ROWS = list(_MASKS)
 _new_state = tuple.__new__
-_PY_FUNCTION = type(lambda: None)
 MIRROR_ACTIONS = np.array([6, 5, 4, 3, 2, 1, 0, FLIP, NONE], dtype=np.int64)
 
 
@@ -367,8 +362,6 @@ class Conniption(Game):
                 t, bits = _play_trusted(state, move, self.seed_draw_rule)
             elif type(state) is ConniptionState:
                 t, bits = play_checked(*state, move, self.seed_draw_rule)
-                if type(_play_trusted) is _PY_FUNCTION:
-                    _trust_play_state()
             else:
                 return super().play(state, move)  # WrongGameError
             if bits >= 0:

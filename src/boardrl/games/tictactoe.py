@@ -11,7 +11,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from boardrl.games._kernels import INT64, permute_bits_batch, popcount, set_returns, trusted_entry, tuple_of
+from boardrl.games._kernels import (
+    INT64, permute_bits_batch, popcount, set_returns, trusted_entry_on_first_call, tuple_of,
+)
 from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError
 
 LINES = np.array(
@@ -25,7 +27,6 @@ LEGAL_MASKS.setflags(write=False)
 #: Its rows (read-only views) in a list, which ``legal_moves`` hands out as they are: indexing a list is cheaper.
 _LEGAL_ROWS = list(LEGAL_MASKS)
 _new_state = tuple.__new__
-_PY_FUNCTION = type(lambda: None)
 CELL_BITS = np.arange(9, dtype=np.int64)
 
 
@@ -86,14 +87,8 @@ def play_state(state: tuple[int, int], cell: int) -> tuple[tuple[int, int], int]
     return play_checked(state[0], state[1], cell)
 
 
-def _play_trusted(state: TicTacToeState, cell: int) -> tuple[tuple[int, int], int]:
-    """``play_state`` for states this game returned; replaced by its compiled entry point on the first ``play``."""
-    return play_checked(state[0], state[1], cell)
-
-
-def _trust_play_state() -> None:
-    global _play_trusted
-    _play_trusted = trusted_entry(play_state, tuple_of(INT64, 2), INT64)
+#: ``play_state`` for the states this game's ``play`` returned: its compiled entry point (``_kernels``).
+_play_trusted = trusted_entry_on_first_call(globals(), "_play_trusted", play_state, tuple_of(INT64, 2), INT64)
 
 
 @njit(cache=True)
@@ -186,8 +181,6 @@ class TicTacToe(DigitNotation, Game):
                 t, bits = _play_trusted(state, move)
             elif type(state) is TicTacToeState:
                 t, bits = play_checked(state[0], state[1], move)
-                if type(_play_trusted) is _PY_FUNCTION:
-                    _trust_play_state()
             else:
                 return Game.play(self, state, move)  # WrongGameError
             if bits >= 0:

@@ -27,8 +27,19 @@ from boardrl.report.sweeps import Sweep, load_sweeps, sweep_blocks
 TITLE = "boardrl: results"
 
 
-def data_blocks(summary_path: Path | None) -> list[Block]:
-    """The prepare stage's checks of the UCI data, when its summary exists."""
+def shown_path(path: Path, project: Path) -> str:
+    """``path`` as the report shows it: relative to ``project`` (the results directory's parent, the project's
+    root in the pipeline: ``data/processed/summary.json``), else its file name; never this machine's absolute
+    path, which means nothing to a reader elsewhere and would make the report differ between checkouts."""
+    try:
+        return Path(path).resolve().relative_to(Path(project).resolve()).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
+def data_blocks(summary_path: Path | None, project: Path | None = None) -> list[Block]:
+    """The prepare stage's checks of the UCI data, when its summary exists (``project``: where its path is
+    shown relative to)."""
     if summary_path is None or not Path(summary_path).is_file():
         return []
     try:
@@ -37,7 +48,8 @@ def data_blocks(summary_path: Path | None) -> list[Block]:
         raise ReportError(f"{summary_path}: not readable JSON ({exc})") from None
     rows = [[text(k), [Span(v, code=True)]] for k, v in _flatten(data)]
     return [Heading(2, "Data: UCI Connect-4"),
-            Paragraph(text("Checks of the prepare stage (", Span(str(summary_path), code=True), ").")),
+            Paragraph(text("Checks of the prepare stage (",
+                           Span(shown_path(summary_path, project or Path.cwd()), code=True), ").")),
             Table(["Fact", "Value"], rows)]
 
 
@@ -82,15 +94,16 @@ def closing_blocks(exps: list[Experiment], links: Links) -> list[Block]:
 
 
 def compose(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: Path | None,
-            sweeps: list[Sweep] | None = None) -> list[Block]:
-    """The report's blocks; figures are written (or copied, for sweeps) into ``fig_dir`` as a side effect."""
+            sweeps: list[Sweep] | None = None, project: Path | None = None) -> list[Block]:
+    """The report's blocks; figures are written (or copied, for sweeps) into ``fig_dir`` as a side effect.
+    ``project``: the directory file paths are shown relative to."""
     blocks = intro_blocks(exps, links)
     for e in exps:
         blocks += experiment_blocks(e, links, fig_dir)
     blocks += optimal_blocks(exps, links, fig_dir)
     blocks += sweep_blocks(sweeps or [], exps, links, fig_dir)
     blocks += closing_blocks(exps, links)
-    blocks += data_blocks(data_summary)
+    blocks += data_blocks(data_summary, project)
     return blocks
 
 
@@ -106,7 +119,7 @@ def build_report(results_dir: Path, out_dir: Path, *, ui: str = DEFAULT_UI,
     with atomic_directory(out_dir) as tmp:
         fig_dir = tmp / "figures"
         fig_dir.mkdir()
-        blocks = compose(exps, links, fig_dir, data_summary, sweeps)
+        blocks = compose(exps, links, fig_dir, data_summary, sweeps, project=Path(results_dir).resolve().parent)
         (tmp / "report.md").write_text(markdown.render(blocks))
         (tmp / "index.html").write_text(html.render(blocks, TITLE))
     return sorted(p for p in out_dir.rglob("*") if p.is_file())

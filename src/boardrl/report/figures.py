@@ -7,6 +7,7 @@ computed (drawn as error bars): 95% Wilson for one seed's games, percentile boot
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -144,21 +145,68 @@ def wdl_bars(exp: Experiment, seed: int) -> Figure:
     return fig
 
 
-def optimal_rates(items: list[tuple[str, float, list[float] | None]]) -> Figure:
-    """Optimal-move rate of each experiment (label, rate, [lo, hi]): IQM over seeds, or the one seed's rate."""
-    fig = Figure(figsize=(7.5, 0.5 * len(items) + 1.4), layout="constrained")
+@dataclass(frozen=True)
+class RatePoint:
+    """One optimal-move rate in the figure: a seed's (Wilson interval) or an experiment's IQM (bootstrap)."""
+
+    label: str
+    rate: float
+    ci: tuple[float, float] | None
+    headline: bool = False
+
+
+def zoomed_limits(points: list[RatePoint]) -> tuple[float, float]:
+    """The x range (percent) that shows every rate and interval: zoomed in on them when they span less than half
+    the scale, so that rates of 100% with intervals down to 99.8% are told apart from rates of 99.8%."""
+    lows = [100 * min(p.rate, p.ci[0] if p.ci else p.rate) for p in points]
+    highs = [100 * max(p.rate, p.ci[1] if p.ci else p.rate) for p in points]
+    lo, hi = min(lows), min(100.0, max(highs))
+    span = max(hi - lo, 0.05)
+    if span >= 50.0:
+        return 0.0, 101.0
+    return max(0.0, lo - 0.25 * span), min(101.0, hi + 0.08 * span)
+
+
+def optimal_rates(groups: list[tuple[str, list[RatePoint]]]) -> Figure:
+    """Optimal-move rates, one band per experiment: each seed's rate with its 95% Wilson interval and, with
+    several seeds, their IQM with its bootstrap interval (diamond).  The axis is zoomed to the intervals
+    (``zoomed_limits``) and each point's value is printed beside the plot, so equal rates still say how far
+    below them the true rate may lie."""
+    from matplotlib.transforms import blended_transform_factory
+
+    from boardrl.report.links import with_ci
+
+    rows = [(exp_id, p) for exp_id, points in groups for p in points]
+    fig = Figure(figsize=(9.0, 0.36 * len(rows) + 0.45 * len(groups) + 1.6), layout="constrained")
     ax = fig.subplots()
-    y = np.arange(len(items))
-    rates = np.array([r for _, r, _ in items])
-    lo = np.array([r - (ci[0] if ci else r) for _, r, ci in items])
-    hi = np.array([(ci[1] if ci else r) - r for _, r, ci in items])
-    ax.barh(y, rates, xerr=np.vstack([lo, hi]), color="#3a6fb0", capsize=3)
-    ax.set_yticks(y, [label for label, _, _ in items])
+    y, labels, yticks = 0.0, [], []
+    right = blended_transform_factory(ax.transAxes, ax.transData)
+    for g, (exp_id, points) in enumerate(groups):
+        if g:
+            ax.axhline(y - 0.75, color="#bbbbbb", linewidth=0.8)
+        for p in points:
+            lo, hi = (p.ci if p.ci else (p.rate, p.rate))
+            err = [[100 * max(0.0, p.rate - lo)], [100 * max(0.0, hi - p.rate)]]
+            ax.errorbar([100 * p.rate], [y], xerr=err, fmt="D" if p.headline else "o",
+                        color="#173f73" if p.headline else "#3a6fb0", markersize=7 if p.headline else 5,
+                        capsize=4, elinewidth=2.2 if p.headline else 1.2)
+            ax.text(1.01, y, with_ci(p.rate, p.ci), transform=right, va="center", fontsize=8,
+                    fontweight="bold" if p.headline else "normal")
+            yticks.append(y)
+            labels.append(f"{exp_id}: {p.label}")
+            y += 1.0
+        y += 0.5
+    ax.set_yticks(yticks, labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.02)
-    ax.set_xlabel("share of moves that keep the exact game value")
+    lo, hi = zoomed_limits([p for _, p in rows])
+    ax.set_xlim(lo, hi)
+    if hi >= 100.0 > lo:
+        ax.axvline(100.0, color="#2a9d3f", linestyle="--", linewidth=1)
+    zoom = "" if (lo, hi) == (0.0, 101.0) else f" (axis zoomed to {lo:.3g}-{min(hi, 100):.4g}%)"
+    ax.set_xlabel(f"% of moves that keep the exact game value{zoom}")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title("Optimal-move rates (95% intervals)")
+    ax.set_title("Optimal-move rates\neach seed with its 95% Wilson interval; diamond: IQM over seeds with its "
+                 "bootstrap interval", fontsize=10)
     return fig
 
 

@@ -1,15 +1,26 @@
-"""Render report blocks as one self-contained HTML page (reports/index.html) that links the figures."""
+"""Render report blocks as one self-contained HTML page (reports/index.html) that links the figures.
+
+Why the table rules: the widest tables (the seeds' numbers beside ours: ten columns, long protocols, ids and
+file paths) must fit a 1,400 px window with nothing cut off.  Long names in cells may wrap after ``_``, ``/``
+and ``::`` (``<wbr>``), so a column can be as narrow as the pieces of ``dots_and_boxes_2x2`` rather than the
+whole name, and a word still too wide breaks rather than runs into the next cell.  Each table sits in a
+container that scrolls sideways on its own, should a narrow window not hold it, so the page never does.
+``make report-check`` (``report/browser.py``) measures this in headless Chromium.
+"""
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Span, Table
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
-table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; vertical-align: top; }
+.table { max-width: 100%; overflow-x: auto; margin: 0.5rem 0 1.5rem; }
+table { border-collapse: collapse; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; vertical-align: top; line-height: 1.3;
+         overflow-wrap: break-word; }
 th { background: #f3f3f3; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 img { max-width: 100%; border: 1px solid #eee; margin: 0.5rem 0 1.5rem; }
@@ -18,16 +29,26 @@ a { color: #1558b0; }
 """
 
 
-def _span(s: Span) -> str:
-    body = f"<code>{escape(s.text)}</code>" if s.code else escape(s.text)
+_LONG_WORD = re.compile(r"\S{13,}")
+_BREAK_AFTER = re.compile(r"(::|[_/])(?=\S)")
+
+
+def breakable(escaped: str) -> str:
+    """Escaped text whose long words may wrap after ``_``, ``/`` and ``::`` (entities hold none of these)."""
+    return _LONG_WORD.sub(lambda m: _BREAK_AFTER.sub(r"\1<wbr>", m.group()), escaped)
+
+
+def _span(s: Span, wrap: bool = False) -> str:
+    body = breakable(escape(s.text)) if wrap else escape(s.text)
+    body = f"<code>{body}</code>" if s.code else body
     if s.href is None:
         return body
     title = f' title="{escape(s.title)}"' if s.title else ""
     return f'<a href="{escape(s.href)}"{title}>{body}</a>'
 
 
-def inline(spans: Inline) -> str:
-    return "".join(_span(s) for s in spans)
+def inline(spans: Inline, wrap: bool = False) -> str:
+    return "".join(_span(s, wrap) for s in spans)
 
 
 def _table(t: Table) -> str:
@@ -35,11 +56,12 @@ def _table(t: Table) -> str:
     rows = []
     for row in t.rows:
         cells = "".join(
-            f'<td class="num">{inline(c)}</td>' if i in t.numeric else f"<td>{inline(c)}</td>"
+            f'<td class="num">{inline(c)}</td>' if i in t.numeric else f"<td>{inline(c, wrap=True)}</td>"
             for i, c in enumerate(row)
         )
         rows.append(f"<tr>{cells}</tr>")
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>"
+    return (f'<div class="table">\n<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n' + "\n".join(rows)
+            + "\n</tbody>\n</table>\n</div>")
 
 
 def render(blocks: list[Block], title: str) -> str:

@@ -1,12 +1,15 @@
 """How the report prints numbers: percentages with intervals, each linked to the MLflow run that produced it.
 
-Why one module: every section prints rates the same way (``98.8% [97.8, 99.8]``) and links them the same way
-(``<ui>/#/runs/<run id>``, a route the MLflow UI resolves to the run's experiment, the git commit in the
-tooltip), so a reader can trust that equal-looking numbers mean the same thing everywhere.
+Why one module: every section prints rates the same way (``98.8% [97.8, 99.8]``, with more decimals only
+where a rate or bound would otherwise print as 0 or 100 without being so: 0 of 10,000 is
+``0.000% [0.000, 0.038]``) and links them the same way (``<ui>/#/runs/<run id>``, a route the MLflow UI
+resolves to the run's experiment, the git commit in the tooltip), so a reader can trust that equal-looking
+numbers mean the same thing everywhere.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,22 +47,63 @@ class Links:
         return spans
 
 
-def pct(x: Any) -> str:
-    """A rate as a percentage with one decimal; ``n/a`` when missing or NaN."""
+#: Most decimal places a percentage gets (0 of 10^7 games: the Wilson upper bound is 0.0000384%).
+MOST_PLACES = 6
+
+
+def places(*rates: Any, least: int = 1) -> int:
+    """Decimal places for printing ``rates`` in percent: ``least``, or more where a rate strictly between 0 and
+    1 would otherwise print as 0 or 100.
+
+    Why: 0 losses in 10,000 games has the Wilson interval [0, 0.038%]; at one decimal it would print as
+    [0.0, 0.0], a certainty the data do not give.  Such a rate gets two significant digits of its distance
+    from the boundary (0.038), and every number printed with it the same places ([0.000, 0.038]).
+    """
+    out = least
+    for r in rates:
+        v = finite(r)
+        if v is None or not 1e-12 < v < 1.0 - 1e-12:  # 0 and 1 (up to float noise) print as 0 and 100
+            continue
+        shown = float(f"{100 * v:.{out}f}")
+        if shown in (0.0, 100.0):
+            gap = 100 * min(v, 1.0 - v)
+            out = max(out, min(MOST_PLACES, 1 - math.floor(math.log10(gap))))
+    return out
+
+
+def pct(x: Any, digits: int | None = None) -> str:
+    """A rate as a percentage with one decimal (more where it would print as 0 or 100 but is neither, or
+    ``digits``); ``n/a`` when missing or NaN."""
     v = finite(x)
-    return "n/a" if v is None else f"{100 * v:.1f}%"
+    return "n/a" if v is None else f"{100 * v:.{places(v) if digits is None else digits}f}%"
 
 
-def ci_text(ci: Any) -> str:
-    """`` [lo, hi]`` in percent, or nothing when the interval is missing."""
+def interval(ci: Any) -> tuple[float, float] | None:
+    """``ci`` as two finite bounds, or None when it is missing or not two numbers."""
     if not ci or len(ci) != 2 or finite(ci[0]) is None or finite(ci[1]) is None:
+        return None
+    return float(ci[0]), float(ci[1])
+
+
+def ci_text(ci: Any, digits: int | None = None) -> str:
+    """`` [lo, hi]`` in percent (one decimal, more where a bound would print as 0 or 100 but is neither, or
+    ``digits``), or nothing when the interval is missing."""
+    bounds = interval(ci)
+    if bounds is None:
         return ""
-    return f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    d = places(*bounds) if digits is None else digits
+    return f" [{100 * bounds[0]:.{d}f}, {100 * bounds[1]:.{d}f}]"
+
+
+def with_ci(rate: Any, ci: Any) -> str:
+    """``98.8% [97.8, 99.8]``; rate and interval share their decimal places (``0.000% [0.000, 0.038]``)."""
+    d = places(rate, *(interval(ci) or ()))
+    return pct(rate, d) + ci_text(ci, d)
 
 
 def rate_with_ci(stats: dict[str, Any], out: str) -> str:
     """One seat block's rate of ``out`` with its ``<out>_ci`` interval."""
-    return pct(stats.get(out)) + ci_text(stats.get(f"{out}_ci"))
+    return with_ci(stats.get(out), stats.get(f"{out}_ci"))
 
 
 def spread_text(s: dict[str, Any] | None) -> str:
@@ -68,7 +112,7 @@ def spread_text(s: dict[str, Any] | None) -> str:
         return "n/a"
     if len(s.get("values") or []) < 2:
         return pct(s.get("iqm")) + " (one seed)"
-    return pct(s.get("iqm")) + ci_text(s.get("ci"))
+    return with_ci(s.get("iqm"), s.get("ci"))
 
 
 def seed_list(seeds: list[int]) -> str:

@@ -2,7 +2,7 @@
 
 An experiment is keyed by a stable id (``tictactoe_tabular_q``) and trained with one or more seeds:
 
-    results/train/<id>/seed-<k>/curve.tsv      step  opponent  seat  win  draw  loss  games
+    results/curves/<id>/seed-<k>.tsv           step  opponent  seat  win  draw  loss  games
     results/train/<id>/seed-<k>/summary.json   provenance of the training run (SUMMARY_KEYS)
     results/eval/<id>.json                     {"experiment", "game", "learner", "profile", "unit", "budget",
                                                 "seeds": {"<k>": {"opponents", "optimal_move_rate", "uci",
@@ -257,7 +257,7 @@ class _Parts:
 
 
 def _read_seed_dir(d: Path, seed: int, parts: _Parts) -> None:
-    curve_path, summary_path = d / "curve.tsv", d / "summary.json"
+    curve_path, summary_path = d.parents[2] / "curves" / d.parent.name / f"{d.name}.tsv", d / "summary.json"
     curve = read_curve(curve_path) if curve_path.is_file() else None
     summary = read_summary(summary_path, seed) if summary_path.is_file() else None
     if curve is None and summary is None:
@@ -362,7 +362,7 @@ def load_results(results_dir: Path) -> list[Experiment]:
     experiments = [e for e in found if e is not None]
     if not experiments:
         raise ReportError(
-            f"no results under {results_dir}: expected train/<id>/seed-<k>/curve.tsv or eval/<id>.json"
+            f"no results under {results_dir}: expected train/<id>/seed-<k>/summary.json or eval/<id>.json"
         )
     return sorted(experiments, key=lambda e: (e.game, e.learner, e.id))
 

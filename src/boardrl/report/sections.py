@@ -14,7 +14,7 @@ from typing import Any
 
 from boardrl.report import figures
 from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Span, Table, text
-from boardrl.report.links import Links, ci_text, pct, rate_with_ci, seed_list, spread_text
+from boardrl.report.links import Links, interval, pct, rate_with_ci, seed_list, spread_text, with_ci
 from boardrl.report.results import OUTCOMES, SEATS, Experiment, SeedResult, finite
 
 SEAT_NAMES = {"as_first": "as first", "as_second": "as second", "combined": "combined"}
@@ -96,7 +96,7 @@ def title_line(e: Experiment) -> Paragraph:
 def curve_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
     """The learning-curve figure of all seeds, and which seeds have no curve yet."""
     missing = [k for k, s in e.seeds.items() if s.curve is None or not len(s.curve)]
-    where = Span(f"results/train/{e.id}/seed-<k>/curve.tsv", code=True)
+    where = Span(f"results/curves/{e.id}/seed-<k>.tsv", code=True)
     if len(missing) == len(e.seeds):
         return [Paragraph(text("No learning curve yet (", where, " is missing)."))]
     name = f"curve_{e.key}.png"
@@ -205,7 +205,7 @@ def optimal_seed_blocks(e: Experiment, links: Links) -> list[Block]:
         if opt is not None:
             rate, ci, n = opt
             where = f" on {n:,} positions judged by the referee" if n else ""
-            items.append([Span(f"seed {k}: "), links.number(pct(rate) + ci_text(ci), s.eval_provenance), Span(where)])
+            items.append([Span(f"seed {k}: "), links.number(with_ci(rate, ci), s.eval_provenance), Span(where)])
     return [Paragraph(text("Optimal-move rate by seed (95% Wilson intervals):")), Bullets(items)] if items else []
 
 
@@ -273,19 +273,68 @@ def optimal_rate(e: Experiment, links: Links) -> OptimalRate | None:
         if opt is not None:
             rate, ci, n = opt
             basis = f"seed {k}" + (f", {n:,} positions" if n else "") + ", Wilson interval"
-            return OptimalRate(rate, ci, basis, [links.number(pct(rate) + ci_text(ci), s.eval_provenance)])
+            return OptimalRate(rate, ci, basis, [links.number(with_ci(rate, ci), s.eval_provenance)])
     return None
 
 
+def optimal_points(e: Experiment) -> list[figures.RatePoint]:
+    """Experiment ``e`` in the rates figure: each evaluated seed's rate with its Wilson interval and, with
+    several seeds, the IQM over seeds with its bootstrap interval."""
+    points = []
+    for k, s in e.evaluated.items():
+        opt = seed_optimal(s)
+        if opt is not None:
+            rate, ci, n = opt
+            points.append(figures.RatePoint(f"seed {k}" + (f" ({n:,} positions)" if n else ""), rate, interval(ci)))
+    across = (e.across_seeds or {}).get("optimal_move_rate") or {}
+    n_seeds = len(across.get("values") or [])
+    if len(points) > 1 and n_seeds > 1 and finite(across.get("iqm")) is not None:
+        points.append(figures.RatePoint(f"IQM of {n_seeds} seeds", float(across["iqm"]), interval(across.get("ci")),
+                                        headline=True))
+    return points
+
+
+def equal_rates_note(groups: list[tuple[str, list[figures.RatePoint]]]) -> Paragraph | None:
+    """When every seed of every experiment has the same rate (all 100%, typically), say so in words, with how far
+    below it the Wilson intervals reach: the values alone cannot tell the experiments apart, and a bootstrap over
+    seeds that agree collapses onto their value."""
+    seeds = [(exp_id, p) for exp_id, points in groups for p in points if not p.headline]
+    if len(seeds) < 2 or len({p.rate for _, p in seeds}) > 1:
+        return None
+    rate = seeds[0][1].rate
+    what = "every judged move kept the exact game value" if rate == 1.0 else "their values cannot tell them apart"
+    said = f"All {len(seeds)} evaluated seeds" + (f" of the {len(groups)} experiments" if len(groups) > 1 else "")
+    said += f" score {pct(rate)}: {what}."
+    with_ci_seeds = [(exp_id, p) for exp_id, p in seeds if p.ci is not None]
+    if with_ci_seeds:
+        exp_id, widest = min(with_ci_seeds, key=lambda item: item[1].ci[0])
+        said += (f" Their 95% Wilson intervals still allow a true rate as low as {pct(widest.ci[0])} ({exp_id}, "
+                 f"{widest.label}: {with_ci(rate, widest.ci)}); an IQM's bootstrap interval over seeds that agree "
+                 "collapses onto their value and says nothing about this. The figure shows each seed's interval "
+                 "on an axis zoomed in on them.")
+    return Paragraph(text(said))
+
+
 def optimal_blocks(exps: list[Experiment], links: Links, fig_dir: Path) -> list[Block]:
-    """Every experiment's optimal-move rate in one table and one figure."""
+    """Every experiment's optimal-move rate in one table, and each seed's in one figure (with words when they are
+    all equal)."""
     rates = [(e, r) for e in exps if (r := optimal_rate(e, links)) is not None]
     if not rates:
         return []
-    figures.save(figures.optimal_rates([(e.id, r.rate, r.ci) for e, r in rates]), fig_dir / "optimal_move_rates.png")
     rows = [[[Span(e.id, code=True)], text(e.game), text(e.learner), r.shown, text(r.basis)] for e, r in rates]
-    return [Heading(2, "Optimal-move rates"),
-            Paragraph(text("Share of the agent's moves that keep the exact game value, on a fixed set of positions, "
-                           "judged by the game's referee.")),
-            Table(["Experiment", "Game", "Learner", "Rate [95% interval]", "Basis"], rows, numeric=frozenset({3})),
-            Image("figures/optimal_move_rates.png", "optimal-move rates")]
+    out: list[Block] = [
+        Heading(2, "Optimal-move rates"),
+        Paragraph(text("Share of the agent's moves that keep the exact game value, on a fixed set of positions, "
+                       "judged by the game's referee.")),
+        Table(["Experiment", "Game", "Learner", "Rate [95% interval]", "Basis"], rows, numeric=frozenset({3})),
+    ]
+    groups = [(e.id, pts) for e, _ in rates if (pts := optimal_points(e))]
+    if not groups:
+        return out
+    note = equal_rates_note(groups)
+    figures.save(figures.optimal_rates(groups), fig_dir / "optimal_move_rates.png")
+    return [*out, *([note] if note else []),
+            Paragraph(text("The figure: each seed's rate with its 95% Wilson interval over its positions and, with "
+                           "several seeds, their IQM (diamond) with its bootstrap interval; the axis is zoomed in "
+                           "on the intervals when they span less than half the scale.")),
+            Image("figures/optimal_move_rates.png", "optimal-move rates of each seed, with intervals")]
