@@ -106,14 +106,21 @@ def test_2x2_is_a_first_player_win_by_two():
 
 @pytest.fixture(scope="module")
 def built_3x3(tmp_path_factory):
-    """Build the 3x3 table once, in a fresh process (clean memory figure) with a fresh cache folder."""
+    """Build the 3x3 table once, in a fresh process with a fresh cache folder.
+
+    The peak is VmHWM of the new process's own memory map: getrusage's ru_maxrss survives exec on Linux, so a child
+    of a big pytest process would report the parent's size (1.4 GiB late in the suite) instead of its own.
+    """
     cache = tmp_path_factory.mktemp("cache")
     code = (
-        "import json, resource, sys\n"
+        "import json, sys\n"
+        "def peak_mib():\n"
+        "    line = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM:')][0]\n"
+        "    return int(line.split()[1]) / 1024\n"
         "from boardrl.solvers.dots_and_boxes import load_or_build_table\n"
         "r = load_or_build_table(3, 3, sys.argv[1])\n"
         "print(json.dumps({'source': r.source, 'seconds': r.seconds,"
-        " 'peak_mib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))\n"
+        " 'peak_mib': peak_mib()}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code, str(cache)], capture_output=True, text=True, check=True)
     return cache, json.loads(out.stdout.strip().splitlines()[-1])

@@ -195,7 +195,7 @@ def test_ctrl_c_leaves_the_study_resumable_and_no_run_stuck(project):
     import time
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "BOARDRL_"))}
-    cmd = [sys.executable, "-m", "boardrl.cli", "sweep", EXP, "--trials", "2", "--budget", "1500000"]
+    cmd = [sys.executable, "-m", "boardrl.cli", "sweep", EXP, "--trials", "2", "--budget", "800000"]
     proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -215,7 +215,7 @@ def test_ctrl_c_leaves_the_study_resumable_and_no_run_stuck(project):
     runs = client.search_runs([client.get_experiment_by_name("tictactoe").experiment_id])
     status = {r.info.status for r in runs if r.data.tags.get("trial") is not None}
     assert status == ({"KILLED"} if states[0] == TrialState.FAIL else {"FINISHED"})
-    again = cli(project, EXP, "--trials", "2", "--budget", "1500000")
+    again = cli(project, EXP, "--trials", "2", "--budget", "800000")
     assert again.returncode == 0, again.stderr[-2000:]
     finished_before = int(states[0] == TrialState.COMPLETE)
     assert [t.state for t in load(project, EXP).trials][1:] == [TrialState.COMPLETE] * (2 - finished_before)
