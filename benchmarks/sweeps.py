@@ -4,10 +4,10 @@
 
 - stage:   wall time of the default `sweep@tictactoe_tabular_q` stage (params.yaml: 12 trials x 2 seeds of 20,000
            games), run by its own script in a copy of the project; target <= 180 s on the 2-core machine.
-- pruning: the learner's whole (wide) space, 16 trials of 20,000 games, the same sampler seed, with the median
+- pruning: the learner's whole (wide) space, 24 trials of 100,000 games, the same sampler seed, with the median
            pruner and without: trials pruned, training games spent, wall time, best score.
-- workers: trials per minute of 12 trials against a PostgreSQL 15 study (servers from tests/servers.py) with one
-           worker process and with two; target >= 1.6x on 2 cores.
+- workers: trials per minute of 12 trials of 400,000 games against a PostgreSQL 15 study (servers from
+           tests/servers.py) with one worker process and with two; target >= 1.6x on 2 cores.
 """
 
 from __future__ import annotations
@@ -53,18 +53,19 @@ def pruning() -> dict:
     from boardrl.sweeps.run import resolve_settings, run_sweep
 
     params = _params()
-    settings = resolve_settings(params, "tictactoe_tabular_q", None, budget=20_000, seeds=[0])
+    settings = resolve_settings(params, "tictactoe_tabular_q", None, budget=100_000, seeds=[0])
     out = {}
     for prune in (True, False):
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             res = run_sweep(params, settings, root=Path(tmp), study_name="b", storage_url=f"journal:{tmp}/b.journal",
-                            n_trials=16, sampler_seed=3, prune=prune)
+                            n_trials=24, sampler_seed=3, prune=prune)
             seconds = time.perf_counter() - t0
             study = optuna.load_study(study_name="b", storage=optuna.storages.JournalStorage(
                 optuna.storages.journal.JournalFileBackend(f"{tmp}/b.journal")))
-        pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
-        games = sum(max(t.intermediate_values) if t.intermediate_values else 0 for t in study.trials)
+            trials = study.trials
+        pruned = [t for t in trials if t.state == optuna.trial.TrialState.PRUNED]
+        games = sum(max(t.intermediate_values) if t.intermediate_values else 0 for t in trials)
         key = "pruning.with" if prune else "pruning.without"
         out.update({f"{key}.seconds": round(seconds, 1), f"{key}.pruned": len(pruned),
                     f"{key}.training_games": int(games), f"{key}.best_score": round(res.best_score, 4)})
@@ -80,7 +81,7 @@ def workers() -> dict:
     if postgres_missing():
         return {"workers.skipped": postgres_missing()}
     params = _params()
-    settings = resolve_settings(params, "tictactoe_tabular_q", {"gamma": None}, budget=20_000, seeds=[0])
+    settings = resolve_settings(params, "tictactoe_tabular_q", {"gamma": None}, budget=400_000, seeds=[0])
     out = {}
     with postgres_server() as url, tempfile.TemporaryDirectory() as tmp:
         for jobs in (1, 2):
