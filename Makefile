@@ -48,10 +48,9 @@ plots:
 
 # The report in headless Chromium at 1,400 px, offline: nothing sticks out on the right or is cut off in a
 # table, every figure loads; then `dvc plots show`'s page: every vega plot drawn without a network.
-# Screenshots: reports/screenshot-1400.png, dvc_plots/screenshot-1400.png.  Installs nothing: needs .venv and a
-# Chromium binary (apt-get install chromium, or BOARDRL_CHROMIUM=/path/to/chrome).  The screenshot lands in the
-# report stage's DVC output; the next `dvc repro` rebuilds reports/ without it.
+# Screenshots: dvc_plots/report-1400.png, dvc_plots/screenshot-1400.png.  Installs nothing: needs .venv and a
+# Chromium binary (apt-get install chromium, or BOARDRL_CHROMIUM=/path/to/chrome).
 report-check:
 	.venv/bin/dvc plots show >/dev/null
-	$(PY) -m boardrl.report.browser reports/index.html --width 1400 --screenshot reports/screenshot-1400.png \
+	$(PY) -m boardrl.report.browser reports/index.html --width 1400 --screenshot dvc_plots/report-1400.png \
 		--plots dvc_plots/index.html --plots-screenshot dvc_plots/screenshot-1400.png

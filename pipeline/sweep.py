@@ -5,8 +5,8 @@
 Writes results/sweeps/<id>/: best_params.yaml (an overlay with the best trial's values for
 experiments.<experiment>.params), trials.csv, figures/ (optimisation history, parameter importances, parallel
 coordinates, intermediate values), summary.json, and the study journal (study.journal).  The study's name
-carries the hash of the sweep's params: a killed stage continues the same study, changed params start a new
-one.  MLflow: a parent run per study and a nested run per trial.  The work is ``boardrl.sweeps.run``.
+carries the hash of the sweep's params and of its code fingerprint (build/inputs/<id>.sweep.json): a killed
+stage continues the same study; changed params or code start a new one.  MLflow: a parent run per study and a nested run per trial.  The work is ``boardrl.sweeps.run``.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     try:
         settings = resolve_settings(params, s.experiment, s.space, s.budget, s.seeds)
+        code = ROOT / "build" / "inputs" / f"{args.sweep}.sweep.json"  # the code it runs: new code, new study
         sl = {"sweep": s.model_dump(mode="json"), "experiment": params.experiment(s.experiment).model_dump(mode="json"),
-              "train": params.train.model_dump(mode="json")}
+              "train": params.train.model_dump(mode="json"), "code": code.read_text() if code.is_file() else None}
         result = run_sweep(params, settings, root=ROOT, study_name=f"{args.sweep}-{params_hash(sl)}",
                            storage_url=f"journal:{out / 'study.journal'}", n_trials=s.trials,
                            sampler_seed=s.sampler_seed, out_dir=out, processes=runtime_processes())
