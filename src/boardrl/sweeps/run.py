@@ -62,7 +62,7 @@ def run_sweep(params: Params, settings: SweepSettings, *, root: Path, study_name
     """Create or continue the study, run ``jobs`` workers until ``n_trials`` trials finished, write the outputs."""
     from boardrl.sweeps.outputs import best_overlay, write_outputs
     from boardrl.tracking import mlflow_runs
-    from boardrl.tracking.provenance import git_commit
+    from boardrl.tracking.provenance import dvc_exp_name, git_commit
 
     if n_trials < 1:
         raise SweepError(f"--trials must be at least 1, got {n_trials}")
@@ -72,7 +72,7 @@ def run_sweep(params: Params, settings: SweepSettings, *, root: Path, study_name
     game = params.experiment(settings.experiment).game
     uri = tracking_uri or mlflow_runs.tracking_uri(root)
     tags = {"stage": "sweep", "experiment": settings.experiment, "game": game, "profile": params.profile,
-            "storage": describe(storage_url), "git_commit": git_commit(root)}
+            "storage": describe(storage_url), "git_commit": git_commit(root), "dvc_exp_name": dvc_exp_name() or ""}
     job = SweepJob(params=params, settings=settings, study_name=study_name, storage_url=storage_url,
                    n_trials=n_trials, sampler_seed=sampler_seed, timeout_s=timeout_s, tracking_uri=uri,
                    mlflow_experiment=game, artifact_location=_artifacts(root, game, tracking_uri), tags=tags,
