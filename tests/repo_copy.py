@@ -71,6 +71,34 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_answer(proc: subprocess.Popen, probe: Callable[[], Any], what: str, timeout_s: float = 120) -> Any:
+    """``probe()``'s first answer, retried while it raises OSError (not listening yet) and ``proc`` runs."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return probe()
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{what} exited: {proc.stderr.read().decode()[-2000:]}") from None
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not answer within {timeout_s:.0f} s") from None
+            time.sleep(0.5)
+
+
+def stop_group(proc: subprocess.Popen, grace_s: float = 20) -> None:
+    """Stop a server started with ``start_new_session=True``: SIGTERM to its group, SIGKILL after ``grace_s``."""
+    import signal
+
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 @dataclass
 class Run:
     returncode: int

@@ -13,13 +13,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from repo_copy import free_port
+from repo_copy import free_port, stop_group, wait_for_answer
 
 PG_USER = "postgres"
 
@@ -87,22 +86,7 @@ def mlflow_server(directory: Path) -> Iterator[str]:
                             start_new_session=True)
     uri = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{uri}/health", timeout=5):
-                    break
-            except OSError:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"mlflow server exited: {proc.stderr.read().decode()[-2000:]}") from None
-                if time.monotonic() > deadline:
-                    raise RuntimeError("mlflow server did not answer within 120 s") from None
-                time.sleep(0.5)
+        wait_for_answer(proc, lambda: urllib.request.urlopen(f"{uri}/health", timeout=5).close(), "mlflow server")
         yield uri
     finally:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+        stop_group(proc)

@@ -11,18 +11,14 @@ and finally change params and code to check which stages DVC reruns.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 
-from repo_copy import VENV_BIN, copy_repo, free_port, git, run, stage_env
+from repo_copy import VENV_BIN, copy_repo, free_port, git, run, stage_env, stop_group, wait_for_answer
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -230,15 +226,7 @@ def test_mlflow_ui_serves_the_runs(repo):
                             start_new_session=True)
     base = f"http://127.0.0.1:{port}/api/2.0/mlflow"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                exps = _post(f"{base}/experiments/search", {"max_results": 100})
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-                assert time.monotonic() < deadline, "mlflow ui did not answer within 120 s"
-                time.sleep(1)
+        exps = wait_for_answer(proc, lambda: _post(f"{base}/experiments/search", {"max_results": 100}), "mlflow ui")
         by_name = {e["name"]: e["experiment_id"] for e in exps["experiments"]}
         assert {"tictactoe", "dots_and_boxes_2x2", "connect4"} <= set(by_name)
         found = _post(f"{base}/runs/search", {"experiment_ids": list(by_name.values()), "max_results": 1000})
@@ -246,12 +234,7 @@ def test_mlflow_ui_serves_the_runs(repo):
         summary = json.loads((path / "results/train/tictactoe_tabular_q/seed-7/summary.json").read_text())
         assert summary["mlflow_run_id"] in ids
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc)
 
 
 def test_report_stage_outputs(repo):

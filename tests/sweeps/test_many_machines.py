@@ -54,10 +54,14 @@ def env() -> dict[str, str]:
 
 
 def test_two_workers_share_one_study_and_finish_exactly_the_trials(servers, project):
-    created = subprocess.run(sweep_cmd(servers, "pg-two", "--trials", str(TRIALS), "--create-only"), cwd=project,
+    created = subprocess.run(sweep_cmd(servers, "pg-two", "--trials", str(TRIALS), "--create-only", budget=600_000),
+                             cwd=project,
                              env=env(), capture_output=True, text=True, timeout=120)
     assert created.returncode == 0, created.stderr
-    workers = [subprocess.Popen(sweep_cmd(servers, "pg-two", "--trials", str(TRIALS), "--seed", str(i)), cwd=project,
+    # 600,000 games a trial (about 2 s): long enough that a worker still starting up (imports take seconds on a
+    # busy machine) finds trials left to run, so both take part
+    workers = [subprocess.Popen(sweep_cmd(servers, "pg-two", "--trials", str(TRIALS), "--seed", str(i),
+                                          budget=600_000), cwd=project,
                                 env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for i in range(2)]
     outs = [w.communicate(timeout=400) for w in workers]
