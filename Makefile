@@ -39,7 +39,15 @@ ui: $(STAMP)
 clean:
 	rm -rf .venv .pytest_cache
 
-.PHONY: plots report-check
+.PHONY: plots report-check dashboard
+
+# Optuna's dashboard over a sweep's study on http://127.0.0.1:8080: STUDY names a `boardrl sweep` study (its journal
+# sweeps/<STUDY>.journal), or STORAGE any study storage (a journal file, results/sweeps/<id>/study.journal for the
+# pipeline's sweeps, or a database URL).
+STUDY ?= tictactoe_tabular_q
+STORAGE ?= sweeps/$(STUDY).journal
+dashboard: $(STAMP)
+	.venv/bin/optuna-dashboard $(STORAGE) --host 127.0.0.1 --port 8080
 
 # `dvc plots show` that draws offline: .dvc/config's plots.html_template (.dvc/plots/offline.html) loads vega,
 # vega-lite and vega-embed from .dvc/plots/vendor/ instead of a CDN.  Writes dvc_plots/index.html.

@@ -19,6 +19,7 @@ from boardrl.experiments.profiles import merge
 from boardrl.sweeps.objective import Objective
 from boardrl.sweeps.run import resolve_settings, run_sweep
 from boardrl.sweeps.storage import SweepError
+from repo_copy import free_port, stop_group, wait_for_answer
 
 ROOT = Path(__file__).resolve().parents[2]
 EXP = "tictactoe_tabular_q"
@@ -219,3 +220,27 @@ def test_ctrl_c_leaves_the_study_resumable_and_no_run_stuck(project):
     assert again.returncode == 0, again.stderr[-2000:]
     finished_before = int(states[0] == TrialState.COMPLETE)
     assert [t.state for t in load(project, EXP).trials][1:] == [TrialState.COMPLETE] * (2 - finished_before)
+
+
+def test_optuna_dashboard_serves_the_study(project):
+    """`make dashboard`'s command over a study journal: its REST API lists the study and its trials."""
+    import json as _json
+    import urllib.request
+
+    params = parse_params(small_params())
+    settings = resolve_settings(params, EXP, None, budget=200, seeds=[0])
+    run_sweep(params, settings, root=project, study_name="dash", storage_url=f"journal:{project}/dash.journal",
+              n_trials=2)
+    port = free_port()
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "optuna-dashboard"), str(project / "dash.journal"),
+                             "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        def studies() -> dict:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies", timeout=5) as resp:
+                return _json.loads(resp.read())
+
+        found = wait_for_answer(proc, studies, "optuna-dashboard", timeout_s=60)
+    finally:
+        stop_group(proc)
+    assert [s["study_name"] for s in found["study_summaries"]] == ["dash"]
