@@ -43,7 +43,6 @@ from boardrl.errors import BoardRLError
 PARAMS_FILE = "params.yaml"
 EXIT_BAD_PARAMS = 2
 EXPERIMENT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-MODEL_PREFIX = "model:"
 PROCESSES_ENV = "BOARDRL_PROCESSES"
 
 
@@ -201,6 +200,13 @@ class Params(_Strict):
 
         e = self.experiment(exp_id)
         return learner_params_model(e.learner).model_validate(e.params)
+
+    def budget(self, exp_id: str) -> tuple[str, int]:
+        """(unit, amount) of the experiment's training budget: its learner's unit ("games" or "steps")."""
+        from boardrl.learn import learner_class
+
+        unit = learner_class(self.experiment(exp_id).learner).unit
+        return unit, int(getattr(self.learner_params(exp_id), unit))
 
     def curve_opponents(self, exp_id: str) -> list[Opponent]:
         e = self.experiment(exp_id)
@@ -378,10 +384,10 @@ def _check_game(game: str, key: str) -> None:
 
 
 def model_target(spec: str) -> str | None:
-    """The experiment id or path of a ``model:<id-or-path>[,seed=K]`` spec; None for any other spec."""
-    if not spec.strip().startswith(MODEL_PREFIX):
-        return None
-    return spec.strip()[len(MODEL_PREFIX):].split(",")[0].strip()
+    """The experiment id or path of a valid ``model:<id-or-path>[,seed=K]`` spec; None for any other spec."""
+    from boardrl.agents.models import is_model_spec, parse_model_spec
+
+    return parse_model_spec(spec)[0] if is_model_spec(spec) else None
 
 
 def agent_spec_problem(game_id: str, spec: str, experiments: dict[str, Experiment] | None = None,
@@ -392,11 +398,11 @@ def agent_spec_problem(game_id: str, spec: str, experiments: dict[str, Experimen
     evaluation); a stage that trains cannot depend on another experiment's model, so there it is refused.
     """
     from boardrl.agents import make_agent, parse_spec
+    from boardrl.agents.models import is_model_spec
     from boardrl.games import make_game
 
-    target = model_target(spec)
-    if target is not None:
-        return _model_spec_problem(game_id, spec, target, experiments, models_allowed)
+    if is_model_spec(spec):
+        return _model_spec_problem(game_id, spec, experiments, models_allowed)
     try:
         if parse_spec(spec)[0] == "human":
             return "agent 'human' waits for moves typed at a terminal; a pipeline stage cannot use it"
@@ -406,7 +412,7 @@ def agent_spec_problem(game_id: str, spec: str, experiments: dict[str, Experimen
     return None
 
 
-def _model_spec_problem(game_id: str, spec: str, target: str, experiments: dict[str, Experiment] | None,
+def _model_spec_problem(game_id: str, spec: str, experiments: dict[str, Experiment] | None,
                         models_allowed: bool) -> str | None:
     if not models_allowed:
         return (f"{spec!r}: a trained model can be a ladder opponent (evaluate), not a training or learning-curve "
@@ -414,7 +420,7 @@ def _model_spec_problem(game_id: str, spec: str, target: str, experiments: dict[
     from boardrl.agents.models import parse_model_spec
 
     try:
-        _, seed = parse_model_spec(spec)
+        target, seed = parse_model_spec(spec)
     except BoardRLError as exc:
         return str(exc)
     if experiments is None:
@@ -500,14 +506,11 @@ def _check_sweep(p: Params, sweep_id: str) -> None:
         raise ConfigError(key, "a sweep id is 1-64 characters: lower-case letters, digits, '_' and '-'")
     if s.experiment not in p.experiments:
         raise ConfigError(f"{key}.experiment", f"no experiment {s.experiment!r}; experiments: {', '.join(p.experiments)}")
-    from boardrl.sweeps.space import SpaceError, check_space, narrow, space_of
-    from boardrl.learn import learner_class
+    from boardrl.sweeps.space import SpaceError, experiment_space
 
     e = p.experiments[s.experiment]
-    cls = learner_class(e.learner)
-    base = {**e.params, **({cls.unit: s.budget} if s.budget is not None else {})}
     try:
-        check_space(narrow(space_of(e.learner), s.space), cls.params_model, base)
+        experiment_space(e.learner, e.params, s.space, s.budget)
     except SpaceError as exc:
         raise ConfigError(key, str(exc)) from None
 

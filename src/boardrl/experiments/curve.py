@@ -17,6 +17,7 @@ from boardrl.agents.base import Agent
 from boardrl.evaluate.stats import SEATS
 from boardrl.games.base import Game
 from boardrl.tracking import curve as curves
+from boardrl.tracking.mlflow_runs import log_metrics, metric_key
 
 OUTCOMES = ("win", "draw", "loss")
 
@@ -52,7 +53,7 @@ class CurveEvaluator:
             rows += curves.seat_rows(step, opp.key, d)
             for seat in SEATS:
                 for out in OUTCOMES:
-                    metrics[_metric("curve", opp.key, seat, out)] = d[seat][out]
+                    metrics[metric_key("curve", opp.key, seat, out)] = d[seat][out]
         record = {"rows": rows, "metrics": metrics}
         self._log(step, record)
         if self.verbose:
@@ -62,8 +63,6 @@ class CurveEvaluator:
 
     def _log(self, step: int, record: dict[str, Any]) -> None:
         if self.log_to_mlflow:
-            from boardrl.tracking.mlflow_runs import log_metrics
-
             log_metrics(record["metrics"], step=step)
         self.logged.add(int(step))
 
@@ -72,12 +71,6 @@ class CurveEvaluator:
         for step, record in sorted(evaluations.items()):
             if step not in self.logged and record is not None:
                 self._log(step, record)
-
-
-def _metric(*parts: str) -> str:
-    from boardrl.tracking.mlflow_runs import metric_key
-
-    return metric_key(*parts)
 
 
 def curve_rows(evaluations: dict[int, Any]) -> list[list[Any]]:

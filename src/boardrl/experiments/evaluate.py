@@ -28,7 +28,7 @@ from boardrl.evaluate.seeds import across_seeds
 from boardrl.evaluate.stats import SEATS
 from boardrl.experiments.paths import ExperimentPaths
 from boardrl.games import make_game
-from boardrl.learn import learner_class, load_agent
+from boardrl.learn import load_agent
 from boardrl.solvers.base import make_referee
 from boardrl.tracking.curve import sub_seed
 from boardrl.tracking.figures import ladder_figure
@@ -102,7 +102,6 @@ def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, process
 
 def seed_metrics(results: dict[str, Any]) -> dict[str, float | None]:
     """Flat MLflow metrics of one seed's evaluation."""
-
     m: dict[str, float | None] = {}
     for opp, block in results["opponents"].items():
         for seat in SEATS:
@@ -151,14 +150,12 @@ def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
     root = Path(root)
     paths = ExperimentPaths(root, exp_id)
     game = make_game(e.game)
-    cls = learner_class(e.learner)
-    lp = params.learner_params(exp_id)
-    budget = int(getattr(lp, cls.unit))
+    unit, budget = params.budget(exp_id)
     sl = evaluate_slice(params, exp_id)
     phash = params_hash(sl)
     processes = runtime_processes()
     results: dict[str, Any] = {"experiment": exp_id, "game": e.game, "learner": e.learner,
-                               "profile": params.profile, "unit": cls.unit, "budget": budget, "seeds": {}}
+                               "profile": params.profile, "unit": unit, "budget": budget, "seeds": {}}
     per_seed: dict[int, dict[str, Any]] = {}
     labels = dict(experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile)
     with stage_run(root, stage="evaluate", mlflow_experiment=e.game, run_name=f"evaluate {exp_id}", params=sl,
@@ -172,7 +169,7 @@ def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
                 log_metrics(seed_metrics(res), step=budget)
                 _log_ladder_figure(res, f"{exp_id} seed {seed}: W/D/L per seat")
                 res["provenance"] = collect(root, experiment=exp_id, game=e.game, learner=e.learner, seed=seed,
-                                            profile=params.profile, unit=cls.unit, budget=budget, params_slice=sl,
+                                            profile=params.profile, unit=unit, budget=budget, params_slice=sl,
                                             seconds=time.perf_counter() - t0,
                                             mlflow_run_id=active.info.run_id).to_dict()
             per_seed[seed] = res

@@ -138,24 +138,34 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+@cache
+def _source_hash(path: Path) -> str:
+    """sha256 of a source file, once per process (every experiment's closure shares most files)."""
+    return sha256(path)
+
+
+def code_fingerprint(roots: list[str]) -> dict[str, str]:
+    """{source path: sha256} of every module in the closure of ``roots``, sorted by path."""
+    files = [module_file(m) for m in closure(roots)]
+    return dict(sorted((str(f.relative_to(PACKAGE_DIR.parent)), _source_hash(f)) for f in files))
+
+
 def stage_inputs(params: Params, exp_id: str, stage: str, root: Path) -> dict[str, Any]:
     """{"code": {source path: sha256}, "data": {path: sha256}} of one stage of ``exp_id``."""
-    code = {str(module_file(m).relative_to(PACKAGE_DIR.parent)): sha256(module_file(m))
-            for m in closure(stage_roots(params, exp_id, stage))}
+    code = code_fingerprint(stage_roots(params, exp_id, stage))
     data: dict[str, str] = {}
     e = params.experiment(exp_id)
     if stage == "evaluate" and params.evaluate.per_game[e.game].uci is not None:
         table = Path(root) / UCI_TABLE
         data[str(UCI_TABLE)] = sha256(table) if table.is_file() else "missing"
-    return {"experiment": exp_id, "stage": stage, "code": dict(sorted(code.items())), "data": data}
+    return {"experiment": exp_id, "stage": stage, "code": code, "data": data}
 
 
 def sweep_inputs(params: Params, sweep_id: str) -> dict[str, Any]:
     """The code fingerprint of sweep ``sweep_id``: its experiment's training code plus the sweep modules."""
     exp_id = params.sweeps[sweep_id].experiment
-    roots = stage_roots(params, exp_id, "train") + list(SWEEP_CODE)
-    code = {str(module_file(m).relative_to(PACKAGE_DIR.parent)): sha256(module_file(m)) for m in closure(roots)}
-    return {"sweep": sweep_id, "stage": "sweep", "code": dict(sorted(code.items())), "data": {}}
+    code = code_fingerprint(stage_roots(params, exp_id, "train") + list(SWEEP_CODE))
+    return {"sweep": sweep_id, "stage": "sweep", "code": code, "data": {}}
 
 
 def _write_if_changed(target: Path, data: dict[str, Any]) -> Path:

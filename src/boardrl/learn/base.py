@@ -236,24 +236,11 @@ class Learner(ABC):
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def __enter__(self) -> "_NoBar":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        pass
-
-
 def _progress_bar(total: int, done: int, unit: str, desc: str, show: bool):
-    if not show:
-        return _NoBar()
     from tqdm import tqdm
 
     return tqdm(total=total, initial=done, unit=unit[:-1], unit_scale=True, desc=desc, file=sys.stderr,
-                dynamic_ncols=True, mininterval=1.0)
+                dynamic_ncols=True, mininterval=1.0, disable=not show)
 
 
 def _torch_rng_state() -> dict[str, Any] | None:

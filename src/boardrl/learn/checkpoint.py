@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,15 +44,9 @@ class Loaded:
 
 
 def _is_tensor(x: Any) -> bool:
-    torch = _torch_if_loaded()
+    """A torch tensor, without importing torch when nothing has (a tabular run never pays for importing it)."""
+    torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)
-
-
-def _torch_if_loaded():
-    """torch, if some module already imported it (a tabular run never pays for importing torch)."""
-    import sys
-
-    return sys.modules.get("torch")
 
 
 def split_tree(tree: Any, arrays: dict[str, np.ndarray], tensors: dict[str, Any], path: str = "") -> Any:

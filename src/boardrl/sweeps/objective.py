@@ -40,14 +40,11 @@ class SweepSettings:
 
 def trial_learner_params(params: Params, settings: SweepSettings, values: dict[str, Any]) -> dict[str, Any]:
     """The experiment's learner params with the trial's values (dotted keys) and the sweep's budget applied."""
-    from boardrl.learn import learner_class
-
-    e = params.experiment(settings.experiment)
-    out = dict(e.params)
+    out = dict(params.experiment(settings.experiment).params)
     for key, value in values.items():
         out = set_dotted(out, key, value)
     if settings.budget is not None:
-        out[learner_class(e.learner).unit] = settings.budget
+        out[params.budget(settings.experiment)[0]] = settings.budget
     return out
 
 
@@ -76,7 +73,7 @@ class Objective:
         s = self.settings
         lp = trial_learner_params(self.params, s, self.suggest(trial))
         params = with_learner_params(self.params, s.experiment, lp)
-        total = _budget(params, s.experiment)
+        total = params.budget(s.experiment)[1]
         finals: list[float] = []
         for i, seed in enumerate(s.seeds):
             def report(step: int, record: dict[str, Any], i: int = i) -> None:
@@ -94,9 +91,3 @@ class Objective:
             finals.append(score(learner.evaluations[total]))
         return sum(finals) / len(finals)
 
-
-def _budget(params: Params, exp_id: str) -> int:
-    from boardrl.learn import learner_class
-
-    cls = learner_class(params.experiment(exp_id).learner)
-    return int(getattr(params.learner_params(exp_id), cls.unit))

@@ -14,7 +14,7 @@ from typing import Any
 
 from boardrl.config import Params
 from boardrl.sweeps.objective import SweepSettings
-from boardrl.sweeps.space import SpaceError, check_space, narrow, space_of
+from boardrl.sweeps.space import SpaceError, experiment_space
 from boardrl.sweeps.storage import SweepError, describe
 from boardrl.sweeps.study import SweepJob, counts, open_study, run_workers
 from boardrl.sweeps.tracking import SweepTracker, retry
@@ -38,16 +38,9 @@ class SweepResult:
 def resolve_settings(params: Params, exp_id: str, space: dict[str, Any] | None = None, budget: int | None = None,
                      seeds: list[int] | None = None) -> SweepSettings:
     """The settings of a sweep over ``exp_id``'s learner params, checked against the learner's params model."""
-    from boardrl.learn import learner_class
-
     e = params.experiment(exp_id)
-    cls = learner_class(e.learner)
     try:
-        narrowed = narrow(space_of(e.learner), space)
-        base = dict(e.params)
-        if budget is not None:
-            base[cls.unit] = budget
-        check_space(narrowed, cls.params_model, base)
+        narrowed = experiment_space(e.learner, e.params, space, budget)
     except SpaceError as exc:
         raise SweepError(f"{exp_id}: {exc}") from None
     if budget is not None and budget < 1:

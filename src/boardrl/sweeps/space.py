@@ -133,6 +133,19 @@ def check_space(space: Space, params_model: type[BaseModel], base: dict[str, Any
                 raise SpaceError(f"space.{key} = {v!r} is not a valid learner param ({where}: {err['msg']})") from None
 
 
+def experiment_space(learner: str, experiment_params: dict[str, Any], overrides: dict[str, Any] | None,
+                     budget: int | None) -> Space:
+    """The learner's space narrowed by ``overrides``, checked against its params model with the experiment's
+    params (and the sweep's budget, when it sets one): what params validation and a sweep both use."""
+    from boardrl.learn import learner_class
+
+    cls = learner_class(learner)
+    narrowed = narrow(space_of(learner), overrides)
+    base = {**experiment_params, **({cls.unit: budget} if budget is not None else {})}
+    check_space(narrowed, cls.params_model, base)
+    return narrowed
+
+
 def space_of(learner: str) -> Space:
     """The learner's own search space (``search_space`` on its class); ``SpaceError`` if it has none."""
     from boardrl.learn import learner_class

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from boardrl.config import Params
-from boardrl.sweeps.objective import Objective, SweepSettings, trial_learner_params
+from boardrl.sweeps.objective import Objective, SweepSettings
 from boardrl.sweeps.storage import SweepError, describe, is_journal, journal_path, make_storage
 from boardrl.sweeps.tracking import SweepTracker
 
@@ -71,13 +71,9 @@ def pruner(job: SweepJob) -> Any:
     """
     import optuna
 
-    from boardrl.sweeps.objective import _budget
-    from boardrl.sweeps.objective import with_learner_params
-
     if not job.prune:
         return optuna.pruners.NopPruner()
-    lp = trial_learner_params(job.params, job.settings, {})
-    total = _budget(with_learner_params(job.params, job.settings.experiment, lp), job.settings.experiment)
+    total = job.settings.budget or job.params.budget(job.settings.experiment)[1]
     return optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=max(1, total // 10))
 
 
