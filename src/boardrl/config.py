@@ -177,6 +177,16 @@ class SweepParams(_Strict):
     space: dict[str, Any] = Field(default_factory=dict, description="narrowed dimensions: {key: {low, high} | {choices} | null}")
 
 
+class TournamentParams(_Strict):
+    """Stage ``tournament@<id>``: a fixed-seat round robin among fixed players (seed 004's validation table,
+    or one agent against itself for a random-vs-random baseline)."""
+
+    game: str = Field(min_length=1, description="game id")
+    agents: list[str] = Field(min_length=1, description="agent specs; every ordered pair plays, self-pairs too")
+    games: int = Field(ge=1, description="games per ordered pairing, the row agent always first")
+    seed: int = Field(0, ge=0, lt=2**63, description="seed of the pairings' games")
+
+
 class Params(_Strict):
     profile: str = Field("default", pattern=r"^[a-z0-9_-]+$", description="the overlay that produced the numbers")
     data: DataParams
@@ -185,6 +195,7 @@ class Params(_Strict):
     evaluate: EvaluateParams
     experiments: dict[str, Experiment] = Field(min_length=1)
     sweeps: dict[str, SweepParams] = Field(default_factory=dict)
+    tournaments: dict[str, TournamentParams] = Field(default_factory=dict)
 
     def experiment(self, exp_id: str) -> Experiment:
         """The experiment ``exp_id``; ``ConfigError`` naming the configured ones otherwise."""
@@ -239,6 +250,10 @@ def train_slice(p: Params, exp_id: str) -> dict[str, Any]:
         "curve": p.train.curve.model_dump(mode="json"),
         "opponents": [o.model_dump(mode="json") for o in p.curve_opponents(exp_id)],
     }}
+
+
+def tournament_slice(p: Params, tid: str) -> dict[str, Any]:
+    return {"tournament": tid, **p.tournaments[tid].model_dump(mode="json")}
 
 
 def evaluate_slice(p: Params, exp_id: str) -> dict[str, Any]:
@@ -463,6 +478,11 @@ def _check_learner(p: Params, exp_id: str) -> None:
         problem = agent_spec_problem(e.game, spec, p.experiments, models_allowed=False)
         if problem:
             raise ConfigError(f"{key}.params.opponent", problem)
+    source = getattr(learner, "transfer_from", None)
+    if isinstance(source, str):  # a train stage depends on its own inputs only (dvc.yaml foreach)
+        raise ConfigError(f"{key}.params.transfer_from", "a pipeline experiment cannot read another model "
+                          "(its train stage would not depend on it); use transfer_source to train the source "
+                          "in the same stage")
 
 
 def _check_experiment(p: Params, exp_id: str) -> None:
@@ -515,12 +535,25 @@ def _check_sweep(p: Params, sweep_id: str) -> None:
         raise ConfigError(key, str(exc)) from None
 
 
+def _check_tournament(p: Params, tid: str) -> None:
+    t, key = p.tournaments[tid], f"tournaments.{tid}"
+    if not EXPERIMENT_ID.match(tid):
+        raise ConfigError(key, "a tournament id is 1-64 characters: lower-case letters, digits, '_' and '-'")
+    _check_game(t.game, f"{key}.game")
+    if len(set(t.agents)) != len(t.agents):
+        raise ConfigError(f"{key}.agents", f"an agent is listed twice in {t.agents}")
+    _check_opponents(t.game, [Opponent(agent=a) for a in t.agents], f"{key}.agents", p.experiments,
+                     models_allowed=False)
+
+
 def _cross_check(p: Params) -> None:
     for exp_id in p.experiments:
         _check_experiment(p, exp_id)
     _check_per_game(p)
     for sweep_id in p.sweeps:
         _check_sweep(p, sweep_id)
+    for tid in p.tournaments:
+        _check_tournament(p, tid)
 
 
 # ---------------------------------------------------------------------------------------------- loading
@@ -591,7 +624,7 @@ def run_experiment_stage(params_path: str | Path, exp_id: str, run: Callable[[Pa
         runtime_processes()
     except ConfigError as exc:
         fail(str(exc), EXIT_BAD_PARAMS)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, exit_on_sigterm)
     try:
         return run(params, exp_id)
     except BoardRLError as exc:
@@ -617,7 +650,7 @@ def os_error_text(exc: OSError) -> str:
     return f"{where}: {reason}; previous outputs are kept" if where else f"{reason}; previous outputs are kept"
 
 
-def _exit_on_sigterm(signum: int, frame: Any) -> NoReturn:
+def exit_on_sigterm(signum: int, frame: Any) -> NoReturn:
     fail("stopped by SIGTERM; previous outputs are kept", 128 + signum)
 
 

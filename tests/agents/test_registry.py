@@ -17,11 +17,12 @@ from boardrl.errors import BoardRLError
 
 EXPECTED = {
     "tictactoe": ["random", "semirandom", "tactical", "alphabeta", "maxmin", "seed000_alphabeta", "mcts", "perfect",
-                  "human"],
-    "connect4": ["random", "semirandom", "tactical", "alphabeta", "maxmin", "mcts", "perfect", "human"],
-    "dots_and_boxes_2x2": ["random", "semirandom", "alphabeta", "mcts", "perfect", "human", "moderate", "advanced"],
-    "dots_and_boxes_4x4": ["random", "semirandom", "alphabeta", "mcts", "human", "moderate", "advanced"],
-    "conniption": ["random", "semirandom", "tactical", "alphabeta", "mcts", "human", "conniption_random", "sols",
+                  "human", "pool"],
+    "connect4": ["random", "semirandom", "tactical", "alphabeta", "maxmin", "mcts", "perfect", "human", "pool"],
+    "dots_and_boxes_2x2": ["random", "semirandom", "alphabeta", "mcts", "perfect", "human", "pool", "moderate",
+                           "advanced"],
+    "dots_and_boxes_4x4": ["random", "semirandom", "alphabeta", "mcts", "human", "pool", "moderate", "advanced"],
+    "conniption": ["random", "semirandom", "tactical", "alphabeta", "mcts", "human", "pool", "conniption_random", "sols",
                    "cells", "hybrid", "flip"],
 }
 
@@ -40,7 +41,8 @@ def test_every_listed_agent_builds_and_plays_a_legal_move(game_id):
     state = game.initial_state()
     for _ in range(3):
         state = game.play(state, int(rng.choice(game.legal_actions(state))))
-    cheap = {"mcts": "mcts:simulations=50", "alphabeta": "alphabeta:depth=2", "maxmin": "maxmin:max_depth=2"}
+    cheap = {"mcts": "mcts:simulations=50", "alphabeta": "alphabeta:depth=2", "maxmin": "maxmin:max_depth=2",
+             "pool": "pool:members=random"}
     for name in agent_names(game):
         agent = make_agent(game, cheap.get(name, name))
         assert agent.game is game and agent.name == cheap.get(name, name)
@@ -133,7 +135,8 @@ def test_agents_pickle_for_worker_processes(game_id):
     state = game.initial_state()
     for _ in range(5):
         state = game.play(state, int(rng.choice(game.legal_actions(state))))
-    cheap = {"mcts": "mcts:simulations=60", "alphabeta": "alphabeta:depth=2", "maxmin": "maxmin:max_depth=2"}
+    cheap = {"mcts": "mcts:simulations=60", "alphabeta": "alphabeta:depth=2", "maxmin": "maxmin:max_depth=2",
+             "pool": "pool:members=random"}
     for name in agent_names(game):
         if name in ("human", "perfect"):
             continue

@@ -77,9 +77,13 @@ def test_an_overlay_keeps_what_it_does_not_list(name):
     overlay = load_overlay(ROOT, name)
     eff = effective_params(ROOT, name)
     assert eff["profile"] == name
-    assert list(eff["experiments"]) == list(raw["experiments"])
-    listed = [key for key, _ in leaves(overlay)]
+    dropped = {key.split(".", 1)[1] for key in overlay.get("drop", []) if key.startswith("experiments.")}
+    assert list(eff["experiments"]) == [e for e in raw["experiments"] if e not in dropped]
+    listed = [key for key, _ in leaves(overlay)] + overlay.get("drop", [])
+    overlay = {k: v for k, v in overlay.items() if k != "drop"}
     for key, value in leaves(raw):
+        if any(key == k or key.startswith(k + ".") for k in listed):
+            continue
         node = eff
         for part in key.split("."):
             node = node[part]
@@ -153,7 +157,7 @@ def test_dvc_command_of_a_profile_is_a_temp_experiment(name):
     assert overrides[::2] == ["-S"] * (len(overrides) // 2)
     assert f"++profile='{name}'" in overrides[1::2]
     assert overrides == set_args(load_overlay(ROOT, name))
-    assert all(o.startswith("++") for o in overrides[1::2])
+    assert all(o.startswith(("++", "~")) for o in overrides[1::2])
 
 
 def test_dvc_command_options():
@@ -211,15 +215,38 @@ def test_an_overlay_can_add_an_experiment(project):
     (project / "profiles" / "more.yaml").write_text(yaml.safe_dump({"experiments": {"extra_ttt": {
         "game": "tictactoe", "learner": "tabular_q", "params": {"games": 10}}}}))
     p = parse_params(effective_params(project, "more"))
-    assert list(p.experiments) == ["tictactoe_tabular_q", "dots_and_boxes_2x2_tabular_q", "extra_ttt"]
+    assert list(p.experiments)[-1] == "extra_ttt" and "tictactoe_tabular_q" in p.experiments
     assert "++experiments.extra_ttt.params.games=10" in dvc_command(project, "more")
+
+
+def test_an_overlay_can_drop_an_experiment(project, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("applied")
+    (project / "profiles" / "less.yaml").write_text(yaml.safe_dump({"drop": ["experiments.dots_and_boxes_2x2_tabular_q"]}))
+    p = parse_params(effective_params(project, "less"))
+    assert "dots_and_boxes_2x2_tabular_q" not in p.experiments and "tictactoe_tabular_q" in p.experiments
+    cmd = dvc_command(project, "less")
+    assert cmd[cmd.index("~experiments.dots_and_boxes_2x2_tabular_q") - 1] == "-S"
+    hydra = pytest.importorskip("dvc.utils.hydra")  # DVC's own override parser deletes the key the same way
+    shutil.copy(project / "params.yaml", tmp_path / "params.yaml")
+    hydra.apply_overrides(tmp_path / "params.yaml", set_args(load_overlay(project, "less"))[1::2])
+    assert yaml.safe_load((tmp_path / "params.yaml").read_text()) == effective_params(project, "less")
+
+
+@pytest.mark.parametrize("drop, problem", [(["experiments.nope"], "'experiments.nope' is not a key of params.yaml"),
+                                           ("experiments.x", "must be a list of dotted params keys")])
+def test_a_bad_drop_is_one_line(project, drop, problem):
+    (project / "profiles" / "less.yaml").write_text(yaml.safe_dump({"drop": drop}))
+    with pytest.raises(ConfigError) as info:
+        effective_params(project, "less")
+    assert problem in str(info.value) and "\n" not in str(info.value)
 
 
 def test_in_process_check_and_args(project, capsys):
     assert main(["check", "tiny", "--root", str(project)]) is None
     main(["args", "tiny", "--root", str(project), "--name", "t1"])
     out = capsys.readouterr().out.strip()
-    assert out.startswith("dvc exp run --temp --name t1 -S ++data.url=") and out.endswith("-S ++profile='tiny'")
+    assert out.startswith("dvc exp run --temp --name t1 -S ") and "-S ++data.url=" in out
+    assert out.endswith("-S ++profile='tiny'")
     main(["args", "default", "--root", str(project)])
     assert capsys.readouterr().out.strip() == "dvc repro"
 

@@ -29,6 +29,7 @@ DAB = "dots_and_boxes_2x2_tabular_q"
 C4 = "connect4_tabular_q"
 TTT_WINS = {0: 0.9876, 1: 0.97, 2: 0.99}  # win rate vs random of each seed of TTT
 SWEEP = "ttt_sweep"
+BASELINE = "tictactoe_random_baseline"
 #: The experiment's full learner params (what the sweep stage writes as ``experiment_params``).
 SWEEP_EXPERIMENT_PARAMS = {"alpha": 0.1, "gamma": 1.0, "games": 200000,
                            "exploration": {"schedule": "linear", "start": 1.0, "end": 0.05}}
@@ -190,4 +191,15 @@ def make_results(tmp_path: Path, *, sweep: bool = False) -> Path:
     write_json(r / "eval" / f"{SLOW}.json", ttt_eval(SLOW, {0: 0.9}, budget=20000))
     write_train(r, DAB, "dots_and_boxes_2x2", 0, ["random"], budget=50000)
     write_json(r / "eval" / f"{C4}.json", c4_eval())
+    write_json(r / "tournaments" / f"{BASELINE}.json", baseline_tournament())
     return r
+
+
+def baseline_tournament() -> dict[str, Any]:
+    """Random against random at tic-tac-toe, 10,000 games with random first (stage tournament@<id>)."""
+    pairing = {"first": "random", "second": "random", "games": 10000, "first_wins": 5914, "draws": 1208,
+               "second_wins": 2878, "mean_length": 7.6}
+    return {"tournament": BASELINE, "game": "tictactoe", "agents": ["random"], "games": 10000, "seed": 0,
+            "pairings": [pairing], "totals": {},
+            "provenance": {"profile": "default", "seconds": 1.0, "git_commit": COMMIT,
+                           "mlflow_run_id": run_id("tournament", BASELINE, 0)}}

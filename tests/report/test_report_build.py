@@ -12,8 +12,9 @@ import matplotlib.image
 import pytest
 
 from boardrl.report import ReportError, build_report
-from boardrl.report.seeds import SEED_NUMBERS
-from report.results_tree import (C4, COMMIT, DAB, SLOW, TTT, TTT_WINS, make_results, run_id, ttt_eval, write_json,
+from boardrl.report.comparison import SEED_TABLE_HEADER
+from boardrl.report.seeds import LEARNER_KINDS, SEED_NUMBERS
+from report.results_tree import (BASELINE, C4, COMMIT, DAB, SLOW, TTT, TTT_WINS, make_results, run_id, ttt_eval, write_json,
                                  write_train)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,20 +158,75 @@ def test_optimal_rates_say_their_basis(md):
     assert "seed 0, 2,000 positions, Wilson interval" in table
 
 
-def test_seed_table_puts_ours_beside_each_published_number(md):
-    lines = [ln for ln in md.splitlines() if ln.startswith("| 0")]
-    assert len(lines) >= len(SEED_NUMBERS)
-    exp04_win = next(ln for ln in lines if "exp 04 (win positions)" in ln)
-    assert "94% (56% before training)" in exp04_win and "61.2% [60.2, 62.2]" in exp04_win and f"`{C4}`" in exp04_win
-    exp03 = [ln for ln in lines if "GreedyQ always X vs Random" in ln]  # one row per experiment of the learner
-    assert [re.search(r"\| `([a-z0-9_]+)` \|", ln).group(1) for ln in exp03] == [TTT, SLOW]
-    assert "seed 0: [98.76 / 1.24 / 0.00]" in exp03[0] and "seed 2: [99.00 / 1.00 / 0.00]" in exp03[0]
-    assert "[90.00 / 10.00 / 0.00]" in exp03[1] and "seed 0:" not in exp03[1]
-    s003_random_first = next(ln for ln in lines if "Random player (baseline)" in ln and "as first" in ln)
-    assert "| 0.65 |" in s003_random_first and "0.994" in s003_random_first  # score = W + D/2
-    dab = [ln for ln in lines if "dots_and_boxes_2x2" in ln]
-    assert dab and all("not run yet" in ln for ln in dab)  # trained but not evaluated: nothing to compare
-    assert all("not run yet" in ln for ln in lines if "| conniption |" in ln)
+def _seed_rows(md: str) -> list[list[str]]:
+    table = md.split("## The seeds' published numbers beside ours", 1)[1].split("\n## ", 1)[0]
+    return [[c.strip() for c in unlinked(ln).strip("|").split(" | ")] for ln in table.splitlines()
+            if ln.startswith("| 0")]
+
+
+def test_seed_table_has_a_row_per_published_number_and_reproduction(md):
+    rows = _seed_rows(md)
+    assert len(rows) == sum(max(1, len(n.reproduction)) for n in SEED_NUMBERS)
+    assert all(len(r) == len(SEED_TABLE_HEADER) for r in rows)
+
+
+def test_seed_table_sets_our_best_of_the_same_kind_beside_a_seed_row(md):
+    rows = _seed_rows(md)
+    exp03 = next(r for r in rows if "GreedyQ always X vs Random" in r[3])
+    assert exp03[4] == "random, as first"
+    assert exp03[6] == "`tictactoe_seed000_exp03`" and exp03[7] == "not run yet"  # its reproduction is missing
+    assert exp03[8] == f"`{TTT}` (200,000 games x 3 seeds)"
+    # the best's figure pools its 3 seeds (as first vs random: 98.76, 97, 99 % of 10,000 games each)
+    assert exp03[9].startswith("98.25 / 1.75 / 0.00; win 98.3% [") and "(3 seeds x 10,000 games)" in exp03[9]
+    assert exp03[9].endswith(" → no number published to compare")
+    qt = next(r for r in rows if r[2].startswith("QT, trained vs Random") and r[4] == "random, combined")
+    assert qt[6] == "`tictactoe_seed002_qt_vs_random`" and qt[7] == "not run yet"
+    assert qt[9].endswith(" → beaten")  # 95.20% lies below our pooled interval
+
+
+def test_seed_table_never_sets_another_kind_beside_a_seed_row(md):
+    rows = _seed_rows(md)
+    assert all(f"`{C4}`" not in " ".join(r) for r in rows)  # a tabular Connect 4 agent: no seed row of its kind
+    neural = [r for r in rows if "DQ," in r[2] or "conv net" in r[2] or "TD(lambda)" in r[2]]
+    assert neural and all(r[6].startswith("no neural reproduction") and r[8] == "-" for r in neural)
+    kinds = {n.agent: n.kind for n in SEED_NUMBERS}
+    for r in rows:
+        for cell in (r[6], r[8]):
+            m = re.match(r"`([a-z0-9_]+)`", cell)
+            if m and m.group(1) in (TTT, SLOW, DAB, C4):
+                assert LEARNER_KINDS["tabular_q"] == kinds[r[2].rsplit(" (", 1)[0]]
+
+
+def test_seed_table_compares_a_baseline_only_with_our_baseline(md):
+    rows = [r for r in _seed_rows(md) if r[2] == "Random player (baseline)"]
+    assert [r[4] for r in rows] == ["random, as first", "random, as second"]
+    first, second = rows
+    assert first[6] == f"`tournament@{BASELINE}` (no training)" and first[8] == "-"
+    assert first[7].startswith("0.652 [") and first[7].endswith(" → reproduced (within the interval)")
+    assert second[7].startswith("0.348 [") and second[7].endswith(" → reproduced (within the interval)")
+
+
+def test_check_kind_refuses_an_experiment_of_another_kind():
+    from boardrl.errors import BoardRLError
+    from boardrl.report.comparison import check_kind
+    from boardrl.report.results import Experiment
+
+    row = next(n for n in SEED_NUMBERS if n.kind == "neural" and n.game == "tictactoe")
+    tabular = Experiment(id="x", game="tictactoe", learner="tabular_q", profile=None, unit="games", budget=1,
+                         seeds={})
+    with pytest.raises(BoardRLError, match="cannot stand beside seed 00.'s"):
+        check_kind(row, tabular)
+
+
+def test_every_learner_has_a_kind():
+    from boardrl.learn import learner_names
+
+    assert set(learner_names()) <= set(LEARNER_KINDS)
+
+
+def test_tournament_section_sets_the_seed_beside_ours(md):
+    part = md.split("## Round robins of fixed players", 1)[1]
+    assert f"### {BASELINE} (tictactoe)" in part and "| `random` | 5914-2878 (1208 draws) |" in part
 
 
 def test_html_page_matches_the_markdown(built, md):

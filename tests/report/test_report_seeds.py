@@ -9,7 +9,6 @@ import pytest
 
 from boardrl.agents import agent_names
 from boardrl.games import make_game
-from boardrl.learn import learner_names
 from boardrl.report import html, markdown
 from boardrl.report.document import Bullets, Span, Table, text
 from boardrl.report.seeds import DEVIATIONS, SEED_NUMBERS
@@ -28,34 +27,47 @@ def test_every_row_names_a_real_game_opponent_and_seat():
         assert n.published and n.source.startswith("SEEDS.md seed " + n.seed), n
 
 
-def test_rows_that_name_a_learner_name_one_of_ours():
-    names = learner_names()
-    named = [n for n in SEED_NUMBERS if n.learner is not None]
-    assert named and all(n.learner in names for n in named)
+def test_reproductions_are_experiment_ids_or_tournaments_of_params_yaml():
+    import yaml
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    named = {r for n in SEED_NUMBERS for r in n.reproduction}
+    for ref in named:
+        if ref.startswith("tournament:"):
+            assert ref.removeprefix("tournament:") in params["tournaments"], ref
+    assert all(kind in ("tabular", "neural", "alphazero", "baseline") for kind in {n.kind for n in SEED_NUMBERS})
+    assert all(n.kind == "baseline" for n in SEED_NUMBERS if any(r.startswith("tournament:") for r in n.reproduction))
 
 
 def test_rows_cover_every_seed_and_its_headlines():
     assert {n.seed for n in SEED_NUMBERS} == {"000", "001", "002", "003", "004"}
     keys = [(n.seed, n.game, n.agent, n.protocol, n.opponent, n.seat, n.metric, n.uci_label) for n in SEED_NUMBERS]
     assert len(set(keys)) == len(keys)  # no figure twice
-    pub = {(n.seed, n.game, n.agent, n.opponent, n.seat, n.metric): n.published for n in SEED_NUMBERS}
+    pub = {(n.seed, n.game, n.agent, n.opponent, n.seat, n.metric): n for n in SEED_NUMBERS}
     # seed 002 prints agent W / opponent W / tie: 93.17 / 0.20 / 6.63 becomes W / D / L 93.17 / 6.63 / 0.20
-    assert pub[("002", "tictactoe", "QT, trained vs a second QT 200k (README headline)", "random", "combined",
-                "wdl")] == "93.17 / 6.63 / 0.20"
-    assert pub[("004", "conniption", "MinimaxQ (1,382 games)", "flip", "as_first", "win")] == "100-0 (headline)"
-    assert pub[("001", "dots_and_boxes_2x2", "Q-table / DQN homework", "advanced", "combined", "win")] == "78.54%"
-    assert pub[("001", "dots_and_boxes_3x3", "Q-table / DQN homework", "advanced", "combined", "win_draw")] == \
-        "W+D >= 25%"
+    qt = pub[("002", "tictactoe", "QT, trained vs a second QT (README headline)", "random", "combined", "wdl")]
+    assert qt.published == "93.17 / 6.63 / 0.20" and qt.value == pytest.approx(0.9317) and qt.compared == "win"
+    assert qt.budget == "200,000 games" and qt.reproduction == ("tictactoe_seed002_qt_vs_qt",)
+    snap = pub[("002", "tictactoe", "QT, self-play snapshots", "maxmin", "combined", "wdl")]
+    assert snap.compared == "loss" and snap.value == pytest.approx(0.384)  # vs MaxMin: how often it loses
+    mq = pub[("004", "conniption", "MinimaxQ (one table per opponent and seat)", "flip", "as_first", "win")]
+    assert mq.published == "100-0 (headline)" and mq.value == 1.0
+    assert mq.reproduction == ("conniption_seed004_minimaxq_flip_first",)
+    adv = pub[("001", "dots_and_boxes_3x3", "Q-table (seed's rewards: +1 per box, +5 win, −1 loss), self-play",
+               "advanced", "combined", "win_draw")]
+    assert adv.published == "W+D >= 25%" and adv.threshold and adv.our_choice
     uci = sorted(n.published for n in SEED_NUMBERS if n.metric == "uci_win")
     assert uci == ["90% (45% before training)", "92% (50% before training)", "94% (56% before training)"]
+    assert all(n.kind == "neural" for n in SEED_NUMBERS if n.metric == "uci_win")
 
 
-def test_reproduction_notes_name_tests_that_exist():
-    for n in SEED_NUMBERS:
-        if n.ours_note:
-            path, _, name = n.ours_note.removeprefix("reproduced: ").partition("::")
-            source = (ROOT / path).read_text()
-            assert re.search(rf"^def {name}\(", source, re.M), n.ours_note
+def test_seed004_benchmark_is_the_seeds_table():
+    from boardrl.report.seeds import SEED004_BENCHMARK
+
+    assert len(SEED004_BENCHMARK) == 25
+    flip_second = sum(SEED004_BENCHMARK[(a, "flip")][1] for a in ("hybrid", "cells", "sols", "conniption_random"))
+    assert flip_second == 391  # SEEDS.md: Flip as P2 won 391 of 400
+    assert SEED004_BENCHMARK[("conniption_random", "conniption_random")] == (60, 40)
 
 
 def test_deviations_point_at_existing_modules():

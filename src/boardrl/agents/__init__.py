@@ -17,6 +17,7 @@ seed000_alphabeta   tic-tac-toe: seed 000's full-depth, deterministic AlphaBeta
 mcts                every game: UCT (``simulations``, ``c``, ``solver``, ``rollout``)
 perfect             games with a referee: tic-tac-toe, Connect 4, Dots and Boxes up to 24 edges (3x3 boxes)
 human               every game: moves typed at the terminal
+pool                every game: each game one member drawn uniformly (``members=sols+cells+flip``)
 moderate, advanced  Dots and Boxes: seed 001's players
 model:<id>          a trained model: ``model:<experiment id>[,seed=K]`` or ``model:<model directory>``
 conniption_random, sols, cells, hybrid, flip   Conniption: seed 004's minimax players (``max_depth``)
@@ -111,6 +112,7 @@ ENTRIES: tuple[AgentEntry, ...] = (
     AgentEntry("mcts", _A + "mcts", "MCTSAgent", _any, "every game"),
     AgentEntry("perfect", _A + "perfect", "PerfectAgent", _has_referee, _PERFECT, hidden=("referee",)),
     AgentEntry("human", _A + "human", "HumanAgent", _any, "every game", hidden=("input", "output")),
+    AgentEntry("pool", _A + "pool", "PoolAgent", _any, "every game"),
     AgentEntry("moderate", _A + "dots_and_boxes", "ModerateAgent", _dots, "dots_and_boxes_RxC"),
     AgentEntry("advanced", _A + "dots_and_boxes", "AdvancedAgent", _dots, "dots_and_boxes_RxC"),
     *(

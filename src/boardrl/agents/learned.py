@@ -315,6 +315,9 @@ class GreedyQAgent(Agent):
 #: How each saved ``kind`` is loaded; later learners (DQN, ...) register their agents here.
 LOADERS: dict[str, Callable[[Game, dict, Path], Agent]] = {"q_table": GreedyQAgent.load}
 LOADERS["network"] = lambda *args: __import__("boardrl.agents.network", fromlist=["_"]).NetworkAgent.load(*args)
+LOADERS["qt_table"] = lambda *args: __import__("boardrl.learn.qt", fromlist=["_"]).QTAgent.load(*args)
+LOADERS["seed004_q"] = lambda *args: __import__("boardrl.learn.seed004_q", fromlist=["_"]).Seed004QAgent.load(*args)
+LOADERS["dots_table"] = lambda *args: __import__("boardrl.agents.dots_table", fromlist=["_"]).DotsTableAgent.load(*args)
 
 
 def load_agent(game: Game, agent_name: str | None, model_dir: Path) -> Agent:

@@ -168,6 +168,16 @@ def sweep_inputs(params: Params, sweep_id: str) -> dict[str, Any]:
     return {"sweep": sweep_id, "stage": "sweep", "code": code, "data": {}}
 
 
+TOURNAMENT_CODE = ("boardrl.experiments.tournament", "boardrl.evaluate.tournament", "boardrl.config")
+
+
+def tournament_inputs(params: Params, tid: str) -> dict[str, Any]:
+    """The code fingerprint of stage ``tournament@<tid>``: its modules, the game and the players' modules."""
+    t = params.tournaments[tid]
+    roots = list(TOURNAMENT_CODE) + [_game_module(t.game)] + _agent_modules(t.game, list(t.agents), params)
+    return {"tournament": tid, "stage": "tournament", "code": code_fingerprint(roots), "data": {}}
+
+
 def _write_if_changed(target: Path, data: dict[str, Any]) -> Path:
     text = json.dumps(data, indent=1) + "\n"
     if not target.is_file() or target.read_text() != text:
@@ -176,8 +186,8 @@ def _write_if_changed(target: Path, data: dict[str, Any]) -> Path:
 
 
 def write_inputs(params: Params, root: Path) -> list[Path]:
-    """Write ``build/inputs/<id>.<stage>.json`` for every experiment (and ``<id>.sweep.json`` for every sweep);
-    files of removed experiments and sweeps go."""
+    """Write ``build/inputs/<id>.<stage>.json`` for every experiment, ``<id>.sweep.json`` for every sweep and
+    ``<id>.tournament.json`` for every tournament; files of removed experiments and sweeps go."""
     from boardrl.experiments.paths import ExperimentPaths
 
     written = []
@@ -188,6 +198,9 @@ def write_inputs(params: Params, root: Path) -> list[Path]:
     for sweep_id in params.sweeps:
         target = Path(root) / "build" / "inputs" / f"{sweep_id}.sweep.json"
         written.append(_write_if_changed(target, sweep_inputs(params, sweep_id)))
+    for tid in params.tournaments:
+        target = Path(root) / "build" / "inputs" / f"{tid}.tournament.json"
+        written.append(_write_if_changed(target, tournament_inputs(params, tid)))
     directory = Path(root) / "build" / "inputs"
     for stale in set(directory.glob("*.json")) - set(written):
         stale.unlink()

@@ -1,7 +1,9 @@
 """Params profiles: `make repro PROFILE=tiny|full` as DVC experiments whose results stay apart.
 
 A profile is an overlay in ``profiles/<name>.yaml`` with the same keys as params.yaml, listing only what differs
-(dicts merge key by key; lists and values replace).  ``default`` is params.yaml itself and runs ``dvc repro``.
+(dicts merge key by key; lists and values replace), plus an optional ``drop:`` list of dotted keys the profile
+removes (e.g. ``experiments.<id>``: a quick profile that leaves out some experiments; passed as ``-S ~key``).
+``default`` is params.yaml itself and runs ``dvc repro``.
 Any other profile runs ``dvc exp run --temp --name <profile>-<time>`` with every overlay value as a ``-S`` override
 (and ``profile=<name>``), so its params, outputs and report are a DVC experiment of their own: ``dvc exp show``
 lists it beside the workspace, ``dvc exp apply <name>`` brings it into the workspace, and MLflow runs carry the
@@ -29,6 +31,7 @@ from boardrl.config import EXIT_BAD_PARAMS, ConfigError, fail, parse_params, rea
 
 DEFAULT = "default"
 PROFILES_DIR = "profiles"
+DROP = "drop"  # overlay key: dotted params keys the profile removes
 
 
 def overlay_path(root: Path, name: str) -> Path:
@@ -46,7 +49,24 @@ def load_overlay(root: Path, name: str) -> dict[str, Any]:
     data = read_yaml(path) or {}
     if not isinstance(data, dict):
         raise ConfigError("", "the top level must be a mapping of params.yaml keys", file=path.name)
+    drop = data.get(DROP, [])
+    if not isinstance(drop, list) or not all(isinstance(k, str) and k for k in drop):
+        raise ConfigError(DROP, "must be a list of dotted params keys, e.g. experiments.<id>", file=path.name)
     return {**data, "profile": name}
+
+
+def drop_keys(data: dict[str, Any], keys: list[str], file: str) -> dict[str, Any]:
+    """``data`` without the dotted ``keys`` (each must exist: a typo would silently keep the experiment)."""
+    out = copy.deepcopy(data)
+    for key in keys:
+        *parents, last = key.split(".")
+        node = out
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or last not in node:
+            raise ConfigError(DROP, f"{key!r} is not a key of params.yaml", file=file)
+        del node[last]
+    return out
 
 
 def merge(base: Any, overlay: Any) -> Any:
@@ -61,7 +81,9 @@ def merge(base: Any, overlay: Any) -> Any:
 
 def effective_params(root: Path, name: str) -> dict[str, Any]:
     """params.yaml with the profile's overlay applied, validated (``ConfigError`` naming the key otherwise)."""
-    data = merge(read_yaml(Path(root) / "params.yaml"), load_overlay(root, name))
+    overlay = load_overlay(root, name)
+    drop = overlay.pop(DROP, [])
+    data = drop_keys(merge(read_yaml(Path(root) / "params.yaml"), overlay), drop, f"{PROFILES_DIR}/{name}.yaml")
     try:
         parse_params(data)
     except ConfigError as exc:
@@ -100,8 +122,12 @@ def hydra_value(value: Any) -> str:
 
 
 def set_args(overlay: dict[str, Any]) -> list[str]:
-    """``-S ++key=value`` for every leaf (``++`` adds the key when params.yaml lacks it)."""
+    """``-S ++key=value`` for every leaf (``++`` adds the key when params.yaml lacks it), ``-S ~key`` for each
+    dropped key."""
+    overlay = dict(overlay)
     args = []
+    for key in overlay.pop(DROP, []):
+        args += ["-S", f"~{key}"]
     for key, value in leaves(overlay):
         args += ["-S", f"++{key}={hydra_value(value)}"]
     return args

@@ -2,13 +2,15 @@
 
 For each training seed: build the learner and its curve evaluator, train with checkpoints under
 ``models/<id>/seed-<k>/checkpoint`` (a killed run resumes there), save the model atomically, write the curve and
-the provenance, and log one nested MLflow run (params, curve metrics and training metrics with ``step``, the
+the provenance and the learner's per-run records (``Learner.records``: ``<name>.tsv`` beside summary.json),
+and log one nested MLflow run (params, curve metrics and training metrics with ``step``, the
 curve figure, the model) under the stage's parent run.  Seed directories of seeds no longer listed are removed,
 so the outputs always match the params.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from boardrl.atomic_io import atomic_directory, atomic_write_json, remove_stale_temporaries
+from boardrl.atomic_io import atomic_directory, atomic_write_json, atomic_write_tsv, remove_stale_temporaries
 from boardrl.config import Params, eval_points, runtime_processes, train_slice
 from boardrl.errors import BoardRLError
 from boardrl.experiments.curve import CurveEvaluator, CurveOpponent, curve_rows
@@ -137,10 +139,40 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
                           seconds=time.perf_counter() - t0, mlflow_run_id=active.info.run_id).to_dict()
         atomic_write_json(paths.summary(seed), summary)
         mlflow.log_artifact(str(paths.summary(seed)))
+        for record in write_records(paths.summary(seed).parent, learner.records()):
+            mlflow.log_artifact(str(record))
         mlflow.log_metric("seconds", summary["seconds"])
     print(f"train: {exp_id} seed {seed}: {summary['budget']} {summary['unit']} in {summary['seconds']:.1f} s",
           file=sys.stderr, flush=True)
     return TrainedSeed(seed, agent, learner.evaluations, summary)
+
+
+RECORD_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def write_records(directory: Path, records: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    """Write each of a learner's per-run tables as ``directory/<name>.tsv`` (atomically); returns the paths.
+
+    Columns are the keys of the first row, in order; every row must have the same keys.  An empty table writes
+    no file.  Other ``*.tsv`` files in ``directory`` are tables of an earlier run with other params (a trace
+    turned off) and are removed, so the outputs always match the params.
+    """
+    written = []
+    for name, rows in records.items():
+        if not RECORD_NAME.match(name):
+            raise BoardRLError(f"learner record name {name!r}: use letters, digits, '_' and '-' only")
+        if not rows:
+            continue
+        header = list(rows[0])
+        bad = next((i for i, r in enumerate(rows) if list(r) != header), None)
+        if bad is not None:
+            raise BoardRLError(f"learner record {name!r}: row {bad} has columns {list(rows[bad])}, "
+                               f"expected {header}")
+        written.append(atomic_write_tsv(directory / f"{name}.tsv", header, [list(r.values()) for r in rows]))
+    for old in directory.glob("*.tsv") if directory.is_dir() else []:
+        if old not in written:
+            old.unlink()
+    return written
 
 
 def _remove_other_seeds(paths: ExperimentPaths, seeds: list[int]) -> None:

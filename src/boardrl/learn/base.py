@@ -15,7 +15,8 @@ In the way Stable-Baselines3's ``BaseAlgorithm`` does, ``Learner.train`` runs ev
 
 A learner subclass implements ``setup`` (fresh state from the seed), ``train_segment(start, end)`` (advance
 exactly from ``start`` to ``end`` units, nothing in flight at the end), ``state_dict``/``load_state_dict`` and
-``snapshot`` (a frozen agent of the current state).  The checkpoint directory is removed when training
+``snapshot`` (a frozen agent of the current state); optionally ``records`` (per-run tables, e.g. a value
+trace, that the pipeline writes beside the run's summary).  The checkpoint directory is removed when training
 completes: a checkpoint only ever stands for an unfinished run.
 """
 
@@ -119,6 +120,16 @@ class Learner(ABC):
     def final_agent(self) -> Agent:
         """The agent ``train`` returns (default: a snapshot)."""
         return self.snapshot()
+
+    def records(self) -> dict[str, list[dict[str, Any]]]:
+        """Per-run tables this learner wants kept beside the model: name -> rows (flat JSON-able dicts).
+
+        Why: some seed protocols report a quantity measured *during* training that no evaluation of the final
+        agent can recover (seed 000 exp 01/02: Q(s0, a) after every episode).  The pipeline writes each table
+        as ``results/train/<id>/seed-<k>/<name>.tsv``.  A learner keeps the rows in its ``state_dict`` so a
+        resumed run hands back all of them.  Default: none.
+        """
+        return {}
 
     def check_game(self, game: Game, params: LearnerParams) -> None:
         """Refuse a game/params combination that cannot work (``LearnError``); default: everything works."""

@@ -19,6 +19,11 @@ Behaviour policy: epsilon-greedy with an ``Exploration`` schedule; seed 000 uses
 Unseen entries start at N(0, init_std) (seed 000: 0.3), drawn as a pure function of (seed, state, action)
 (see agents/learned.py).  ``parallel_games`` games run side by side on the batched engine and their updates are
 applied one row at a time in a numba kernel, so the order is fixed and results are bit-for-bit reproducible.
+
+``trace: true`` reproduces seed 000's experiments 01/02 ("Q-value trace"): after every training game the values
+Q(start, a) of every legal action of the start position are recorded (``records()["trace"]``, rows
+{game, action, q}).  Seed 000 plays one game at a time, so a trace needs ``parallel_games: 1``; then game k's
+row is exactly the table after k sequential games.
 """
 
 from __future__ import annotations
@@ -59,10 +64,22 @@ class TabularQParams(LearnerParams):
         "(games that keep a score, e.g. Dots and Boxes: learns margin-optimal play, as the referee judges it)"
     )
 
+    trace: bool = Field(
+        False, description="record Q(start, a) of every legal action after every game (seed 000 exp 01/02); "
+        "needs parallel_games 1"
+    )
+
     @model_validator(mode="after")
     def _seat_needs_opponent(self) -> "TabularQParams":
         if self.opponent is None and self.learner_seat != "alternate":
             raise ValueError("learner_seat applies only with an opponent (self-play plays both seats)")
+        return self
+
+    @model_validator(mode="after")
+    def _trace_is_sequential(self) -> "TabularQParams":
+        if self.trace and self.parallel_games != 1:
+            raise ValueError(f"trace needs parallel_games 1 (seed 000 plays one game at a time), "
+                             f"got {self.parallel_games}")
         return self
 
 
@@ -138,6 +155,15 @@ class _Trainer:
         self.opponent = opponent
         self.learner_moves = 0
         self.games_done = 0
+        self.trace_actions = game.legal_actions(start) if p.trace else []
+        #: row g = Q(start, trace_actions) after game g+1 (NaN: not played yet); None without a trace
+        self.trace = np.full((p.games, len(self.trace_actions)), np.nan) if p.trace else None
+
+    def _record_trace(self, first: int, count: int) -> None:
+        """Q(start, a) for the games numbered first .. first+count-1 that just ended (one, with a trace)."""
+        if self.trace is not None:
+            q = self.table.q_values(self.start_row)[0, self.trace_actions]
+            self.trace[first:first + count] = q
 
     def _learner_players(self, game_numbers: np.ndarray) -> np.ndarray:
         """Player the learner is in each of these games (-1: both, in self-play)."""
@@ -201,6 +227,7 @@ class _Trainer:
                 rets = self._margins(batch.states, finished)
             _terminal_updates(self.table.vals, finished, rets, pend_slot, pend_act, pend_mover, self.p.alpha)
             ended = np.flatnonzero(finished)
+            self._record_trace(first_game + done, ended.size)
             restart, stop = ended[: n - started], ended[n - started:]
             batch.states[restart] = self.start_row
             lp[restart] = self._learner_players(first_game + started + np.arange(restart.size))
@@ -246,7 +273,8 @@ class TabularQLearner(Learner):
         keys, vals = self.trainer.table.compact()
         return {"keys": keys, "values": vals, "init_seed": int(self.trainer.table.init_seed),
                 "rng": rng_state_json(self.trainer.rng), "learner_moves": self.trainer.learner_moves,
-                "games_done": self.trainer.games_done}
+                "games_done": self.trainer.games_done,
+                "trace": None if self.trainer.trace is None else self.trainer.trace.copy()}
 
     def load_state_dict(self, state: dict) -> None:
         self.trainer.table = QTable.from_arrays(state["keys"], state["values"], state["init_seed"],
@@ -254,6 +282,17 @@ class TabularQLearner(Learner):
         self.trainer.rng = rng_from_json(state["rng"])
         self.trainer.learner_moves = int(state["learner_moves"])
         self.trainer.games_done = int(state["games_done"])
+        if self.trainer.trace is not None:
+            self.trainer.trace = np.array(state["trace"], dtype=np.float64)
+
+    def records(self) -> dict[str, list[dict]]:
+        """``trace``: Q(start, a) after each game played so far, one row per (game, legal action)."""
+        t = self.trainer
+        if t.trace is None:
+            return {}
+        names = [self.game.format_move(a) for a in t.trace_actions]
+        return {"trace": [{"game": g + 1, "action": name, "q": float(q)}
+                          for g in range(t.games_done) for name, q in zip(names, t.trace[g])]}
 
     def _meta(self, games: int) -> dict:
         return {"learner": self.name, "seed": self.seed, "params": self.params.model_dump(mode="json"),

@@ -16,13 +16,15 @@ from typing import Any
 
 from boardrl.report import html, markdown
 from boardrl.report.comparison import seeds_table
+from boardrl.report.traces_section import trace_cells
 from boardrl.report.document import Block, Bullets, Heading, Paragraph, Span, Table, text
 from boardrl.report.links import DEFAULT_UI, Links
-from boardrl.report.results import Experiment, ReportError, load_results
+from boardrl.report.results import Experiment, ReportError, load_results, load_tournaments
 from boardrl.report.sections import (experiment_blocks, experiments_table, optimal_blocks, profile_blocks,
                                      provenance_table)
 from boardrl.report.seeds import DEVIATIONS
 from boardrl.report.sweeps import Sweep, load_sweeps, sweep_blocks
+from boardrl.report.tournaments import tournament_blocks
 
 TITLE = "boardrl: results"
 
@@ -78,23 +80,30 @@ def intro_blocks(exps: list[Experiment], links: Links) -> list[Block]:
     ]
 
 
-def closing_blocks(exps: list[Experiment], links: Links) -> list[Block]:
+def closing_blocks(exps: list[Experiment], links: Links, tournaments: dict[str, dict[str, Any]] | None = None
+                   ) -> list[Block]:
     """The seeds' published numbers beside ours, and where we deliberately differ from the seeds."""
     return [
         Heading(2, "The seeds' published numbers beside ours"),
-        Paragraph(text("Each figure a seed published (../shared/SEEDS.md), beside ours against the same opponent from "
-                       "the same seat, from our evaluate stage (number of games in brackets; \"seed k:\" for each "
-                       "training seed when an experiment has several). One row per experiment of ours on the same "
-                       "game (and the same learner, where the seed's agent has a counterpart). \"not run yet\": no "
-                       "experiment of ours covers that game and opponent yet.")),
-        seeds_table(exps, links),
+        Paragraph(text("Each figure a seed published (../shared/SEEDS.md; hover it for the source) beside two of "
+                       "ours on the seed's protocol: the experiment that reproduces that system (the same kind of "
+                       "learner, the seed's rules, rewards and budget) and our best agent of the same kind on that "
+                       "game. Both training budgets are shown. Our figure pools the games of every evaluated "
+                       "training seed, with a 95% interval (Wilson for rates, normal for the score); the verdict "
+                       "says whether the published figure lies inside it (reproduced), below it (beaten) or above "
+                       "it (not reached), or, for a seed's pass mark, whether ours passes. A baseline (random "
+                       "against random) is compared with our baseline round robin, never with a learner. \"not "
+                       "run yet\": no experiment of ours reproduces that system yet (neural and AlphaZero systems "
+                       "come with their own learners).")),
+        seeds_table(exps, tournaments or {}, links, trace_cells),
         Heading(2, "Where we deliberately differ from the seeds"),
         Bullets([[Span(f"Seed {d.seed}, "), Span(d.where, code=True), Span(": " + d.what)] for d in DEVIATIONS]),
     ]
 
 
 def compose(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: Path | None,
-            sweeps: list[Sweep] | None = None, project: Path | None = None) -> list[Block]:
+            sweeps: list[Sweep] | None = None, project: Path | None = None,
+            tournaments: dict[str, dict[str, Any]] | None = None) -> list[Block]:
     """The report's blocks; figures are written (or copied, for sweeps) into ``fig_dir`` as a side effect.
     ``project``: the directory file paths are shown relative to."""
     blocks = intro_blocks(exps, links)
@@ -102,7 +111,8 @@ def compose(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: P
         blocks += experiment_blocks(e, links, fig_dir)
     blocks += optimal_blocks(exps, links, fig_dir)
     blocks += sweep_blocks(sweeps or [], exps, links, fig_dir)
-    blocks += closing_blocks(exps, links)
+    blocks += tournament_blocks(tournaments or {}, links)
+    blocks += closing_blocks(exps, links, tournaments)
     blocks += data_blocks(data_summary, project)
     return blocks
 
@@ -119,7 +129,8 @@ def build_report(results_dir: Path, out_dir: Path, *, ui: str = DEFAULT_UI,
     with atomic_directory(out_dir) as tmp:
         fig_dir = tmp / "figures"
         fig_dir.mkdir()
-        blocks = compose(exps, links, fig_dir, data_summary, sweeps, project=Path(results_dir).resolve().parent)
+        blocks = compose(exps, links, fig_dir, data_summary, sweeps, project=Path(results_dir).resolve().parent,
+                         tournaments=load_tournaments(Path(results_dir)))
         (tmp / "report.md").write_text(markdown.render(blocks))
         (tmp / "index.html").write_text(html.render(blocks, TITLE))
     return sorted(p for p in out_dir.rglob("*") if p.is_file())

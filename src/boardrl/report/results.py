@@ -4,6 +4,7 @@ An experiment is keyed by a stable id (``tictactoe_tabular_q``) and trained with
 
     results/curves/<id>/seed-<k>.tsv           step  opponent  seat  win  draw  loss  games
     results/train/<id>/seed-<k>/summary.json   provenance of the training run (SUMMARY_KEYS)
+    results/train/<id>/seed-<k>/<name>.tsv     a learner's records (e.g. trace.tsv: seed 000's Q-value trace)
     results/eval/<id>.json                     {"experiment", "game", "learner", "profile", "unit", "budget",
                                                 "seeds": {"<k>": {"opponents", "optimal_move_rate", "uci",
                                                                   "provenance", ...}},
@@ -50,6 +51,7 @@ class SeedResult:
     curve: pd.DataFrame | None = None
     summary: dict[str, Any] | None = None
     evaluation: dict[str, Any] | None = None  # this seed's block of results/eval/<id>.json
+    records: dict[str, Path] = field(default_factory=dict)  # learner records: results/train/<id>/seed-<k>/<name>.tsv
 
     @property
     def opponents(self) -> dict[str, dict[str, Any]]:
@@ -250,7 +252,7 @@ def read_evaluation(path: Path) -> dict[str, Any]:
 class _Parts:
     """What was read for one experiment, before its identity is settled."""
 
-    train: dict[int, tuple[pd.DataFrame | None, dict[str, Any] | None]] = field(default_factory=dict)
+    train: dict[int, tuple[pd.DataFrame | None, dict[str, Any] | None, dict[str, Path]]] = field(default_factory=dict)
     evaluation: dict[str, Any] | None = None
     stated: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)  # files that state identity keys
     sources: list[str] = field(default_factory=list)
@@ -262,7 +264,8 @@ def _read_seed_dir(d: Path, seed: int, parts: _Parts) -> None:
     summary = read_summary(summary_path, seed) if summary_path.is_file() else None
     if curve is None and summary is None:
         return
-    parts.train[seed] = (curve, summary)
+    records = {p.stem: p for p in sorted(d.glob("*.tsv")) if not p.name.startswith(".")}
+    parts.train[seed] = (curve, summary, records)
     parts.sources += [str(p) for p in (curve_path, summary_path) if p.is_file()]
     if summary is not None:
         parts.stated.append((summary_path, summary))
@@ -305,7 +308,8 @@ def _assemble(exp_id: str, parts: _Parts) -> Experiment:
     ev = parts.evaluation or {}
     eval_seeds: dict[int, dict[str, Any]] = ev.get("seeds") or {}
     seeds = {
-        k: SeedResult(*parts.train.get(k, (None, None)), evaluation=eval_seeds.get(k))
+        k: SeedResult(*parts.train.get(k, (None, None, {}))[:2], evaluation=eval_seeds.get(k),
+                      records=parts.train.get(k, (None, None, {}))[2])
         for k in sorted(set(parts.train) | set(eval_seeds))
     }
     return Experiment(id=exp_id, game=ident["game"], learner=ident["learner"], profile=ident.get("profile"),
@@ -376,3 +380,31 @@ def finite(x: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(v) else v
+
+
+# ---------------------------------------------------------------------------------------------- tournaments
+TOURNAMENT_KEYS = ("tournament", "game", "agents", "games", "pairings", "provenance")
+PAIRING_KEYS = ("first", "second", "games", "first_wins", "draws", "second_wins")
+
+
+def read_tournament(path: Path) -> dict[str, Any]:
+    """One ``results/tournaments/<id>.json`` (stage tournament@<id>), its keys and counts checked."""
+    data = _read_json(path)
+    missing = [k for k in TOURNAMENT_KEYS if k not in data]
+    if missing:
+        raise ReportError(f"{path}: missing key(s) {', '.join(missing)}")
+    for i, p in enumerate(data["pairings"]):
+        if not isinstance(p, dict) or any(k not in p for k in PAIRING_KEYS):
+            raise ReportError(f"{path}: pairings[{i}] needs the keys {', '.join(PAIRING_KEYS)}")
+        if p["first_wins"] + p["draws"] + p["second_wins"] != p["games"]:
+            raise ReportError(f"{path}: pairings[{i}]: wins, draws and losses do not add up to its games")
+    return data
+
+
+def load_tournaments(results_dir: Path) -> dict[str, dict[str, Any]]:
+    """{id: tournament} of every ``results/tournaments/<id>.json`` (none yet: empty)."""
+    directory = Path(results_dir) / "tournaments"
+    if not directory.is_dir():
+        return {}
+    return {check_id(p.stem, p): read_tournament(p) for p in sorted(directory.glob("*.json"))
+            if not p.name.startswith(".")}

@@ -97,6 +97,9 @@ def curve_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
     """The learning-curve figure of all seeds, and which seeds have no curve yet."""
     missing = [k for k, s in e.seeds.items() if s.curve is None or not len(s.curve)]
     where = Span(f"results/curves/{e.id}/seed-<k>.tsv", code=True)
+    if all(s.curve is not None and not len(s.curve) for s in e.seeds.values()):
+        return [Paragraph(text("No learning curve: this experiment has no curve opponents (", where, " holds "
+                               "only its header)."))]
     if len(missing) == len(e.seeds):
         return [Paragraph(text("No learning curve yet (", where, " is missing)."))]
     name = f"curve_{e.key}.png"
@@ -248,7 +251,10 @@ def uci_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
 
 def experiment_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
     """Everything about one experiment id; its figures are written into ``fig_dir``."""
-    return [Heading(2, e.id, anchor=e.id), title_line(e), *curve_blocks(e, fig_dir), *across_blocks(e, links),
+    from boardrl.report.traces_section import trace_blocks
+
+    return [Heading(2, e.id, anchor=e.id), title_line(e), *curve_blocks(e, fig_dir), *trace_blocks(e, fig_dir),
+            *across_blocks(e, links),
             *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links), *uci_blocks(e, links, fig_dir)]
 
 

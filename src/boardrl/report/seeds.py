@@ -1,13 +1,19 @@
-"""Every number the seeds published (../shared/SEEDS.md), as data, with how to find ours on the same protocol.
+"""Every number the seeds published (../shared/SEEDS.md), as data: what system produced it, on which protocol
+and budget, which experiment of ours reproduces that system, and how the figure is compared.
 
-Each ``SeedNumber`` names our game id, the seed's agent and protocol in words, our spec of the seed's opponent,
-the seat (from the seed agent's side: as_first = it moved first), the kind of figure (``metric``) and the
-figure as published, and optionally our ``learner`` of the same kind.  The report looks up our experiments on
-the same game (and that learner, where one is named), opponent and seat and prints our figure of the same kind
-beside it, one row per matching experiment id.
+Why it is shaped this way: a published figure may only stand beside the *same kind* of system on the *same
+protocol*.  So each ``SeedNumber`` states the seed system's ``kind`` (tabular, neural, alphazero, baseline), its
+training budget, the protocol (``our_choice`` marks protocols the seed did not state), the measure compared
+(``measure`` and the numeric ``value``; ``threshold`` for a seed's pass mark), and ``reproduction``: the
+experiment ids of ours that reproduce that very system on that protocol (several when the seed reported one
+figure for several budgets).  ``BEST`` names, per game and kind, the one experiment we put forward as our best
+agent of that kind, declared here in advance instead of picked per row after the fact.  ``LEARNER_KINDS`` says
+which kind each of our learners is; the report (report/comparison.py) refuses to pair a row with an experiment
+of another kind.
 
 Conventions: W/D/L percentages from the seed agent's side.  Seed 002 prints "agent W / opponent W / tie"; the
-rows below are converted to W / D / L.  Seed 003 reports a score (win 1, draw 0.5, loss 0).
+rows below are converted to W / D / L.  Seed 003 reports a score (win 1, draw 0.5, loss 0).  A reproduction
+written ``tournament:<id>`` is a fixed-player round robin of params ``tournaments`` (baselines).
 """
 
 from __future__ import annotations
@@ -15,7 +21,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Metric = Literal["win", "wdl", "win_draw", "score", "uci_win", "text"]
+Metric = Literal["win", "wdl", "win_draw", "score", "uci_win", "trace"]
+Measure = Literal["win", "win_draw", "score", "loss"]
+Kind = Literal["tabular", "neural", "alphazero", "baseline"]
+
+#: The kind of system each of our learners is (every learner module must be listed: a test checks it).
+LEARNER_KINDS: dict[str, Kind] = {
+    "tabular_q": "tabular", "qt": "tabular", "dots_table": "tabular", "seed004_q": "tabular",
+}
+
+#: Our best experiment of each kind on each game (the "best" column of the seed table).
+BEST: dict[tuple[str, Kind], str] = {
+    ("tictactoe", "tabular"): "tictactoe_tabular_q",
+    ("dots_and_boxes_2x2", "tabular"): "dots_and_boxes_2x2_margin",
+    ("dots_and_boxes_3x3", "tabular"): "dots_and_boxes_3x3_transfer",
+    ("conniption", "tabular"): "conniption_tabular_q",
+}
+
+_DEFAULT_MEASURE: dict[str, Measure] = {"win": "win", "wdl": "win", "win_draw": "win_draw", "score": "score",
+                                         "uci_win": "win"}
 
 
 @dataclass(frozen=True)
@@ -23,95 +47,126 @@ class SeedNumber:
     seed: str
     game: str
     agent: str
+    kind: Kind
+    budget: str  # the seed's training budget, in words
     protocol: str
-    opponent: str | None  # our agent spec of the seed's opponent; None: no counterpart in our evaluation
+    opponent: str | None  # our agent spec of the seed's opponent; None: none (e.g. a Q-value trace)
     seat: str  # as_first | as_second | combined
-    metric: Metric
+    metric: Metric  # how the figure is printed
     published: str
     source: str
+    value: float | None = None  # the published figure of ``measure`` as a fraction (None: no number published)
+    measure: Measure | None = None  # compared quantity (default from ``metric``); "loss": lower is better
+    threshold: bool = False  # the seed's pass mark, not a result
+    reproduction: tuple[str, ...] = ()  # our experiments (or tournament:<id>) reproducing this system
+    our_choice: bool = False  # the protocol is ours: the seed did not state it
     uci_label: str | None = None
-    ours_note: str | None = None  # for figures no evaluation file holds (e.g. Q-value traces)
-    learner: str | None = None  # our learner of the same kind; None: compare with every learner on the game
+    reason: str | None = None  # why ours differs, where our protocol or a fixed seed bug explains it
+
+    @property
+    def compared(self) -> Measure | None:
+        return self.measure or _DEFAULT_MEASURE.get(self.metric)
 
 
 def _s000() -> list[SeedNumber]:
     src = "SEEDS.md seed 000, Reported results"
-    tests = "tests/learn/test_tabular_q.py"
-    trace = "Q-value trace at s0 (X on 3 and 5, O on 7 and 8, X to move)"
+    trace = "Q-value trace at s0 (X on 3 and 5, O on 7 and 8, X to move); converged = within 0.05 of +-1 to the end"
     uci = ("agent is X to move from a fresh random UCI position of the label, vs Random, 1,000 games per "
            "label")
     out = [
-        SeedNumber("000", "tictactoe", "tabular Q-learning vs AlphaBeta, 800 episodes from s0", trace,
-                   "seed000_alphabeta", "as_first", "text", "Q(s0,9) → +1.0, Q(s0,{1,2,4,6}) → −1.0",
-                   f"{src}, exp 01", ours_note=f"reproduced: {tests}::test_seed000_exp01_against_full_depth_alphabeta"),
-        SeedNumber("000", "tictactoe", "tabular Q-learning, self-play, 4,000 episodes from s0", trace, None,
-                   "as_first", "text", "same values, converged after about 3,500 episodes", f"{src}, exp 02",
-                   ours_note=f"reproduced: {tests}::test_seed000_exp02_self_play_from_s0"),
-        SeedNumber("000", "tictactoe", "tabular Q-learning, self-play, 70,000 episodes",
+        SeedNumber("000", "tictactoe", "tabular Q-learning vs AlphaBeta from s0", "tabular", "800 episodes", trace,
+                   "seed000_alphabeta", "as_first", "trace", "Q(s0,9) → +1, Q(s0,{1,2,4,6}) → −1 after about 800 "
+                   "episodes", f"{src}, exp 01", value=800, reproduction=("tictactoe_seed000_exp01",)),
+        SeedNumber("000", "tictactoe", "tabular Q-learning, self-play from s0", "tabular", "4,000 episodes", trace,
+                   None, "as_first", "trace", "same values, converged after about 3,500 episodes", f"{src}, exp 02",
+                   value=3500, reproduction=("tictactoe_seed000_exp02",)),
+        SeedNumber("000", "tictactoe", "tabular Q-learning, self-play", "tabular", "70,000 episodes",
                    "GreedyQ always X vs Random, 1,000 games", "random", "as_first", "wdl",
-                   "\"almost perfect\" (figure only, no number)", f"{src}, exp 03", learner="tabular_q"),
+                   "\"almost perfect\" (figure only, no number)", f"{src}, exp 03",
+                   reproduction=("tictactoe_seed000_exp03",)),
     ]
-    for label, fig in (("win", "94% (56% before training)"), ("draw", "92% (50% before training)"),
-                       ("loss", "90% (45% before training)")):
-        out.append(SeedNumber("000", "connect4", "approximate Q-learning (conv net) vs Random, 15,000 episodes",
-                              uci, "random", "as_first", "uci_win", fig, f"{src}, exp 04 ({label} positions)",
-                              uci_label=label))
+    for label, fig, v in (("win", "94% (56% before training)", 0.94), ("draw", "92% (50% before training)", 0.92),
+                          ("loss", "90% (45% before training)", 0.90)):
+        out.append(SeedNumber("000", "connect4", "approximate Q-learning (conv net) vs Random", "neural",
+                              "15,000 episodes", uci, "random", "as_first", "uci_win", fig,
+                              f"{src}, exp 04 ({label} positions)", value=v, uci_label=label))
     return out
+
+
+_S001_2X2 = ("dots_and_boxes_2x2_seed001_100", "dots_and_boxes_2x2_seed001_1k", "dots_and_boxes_2x2_seed001_10k")
+_S001_3X3 = ("dots_and_boxes_3x3_seed001",)
 
 
 def _s001() -> list[SeedNumber]:
     src = "SEEDS.md seed 001, Reported results"
     proto = "1,000 games, seats alternating (500 + 500); the seed does not say what the % measures (read as wins)"
-    agent = "Q-table / DQN homework"
+    agent = "Q-table (seed's rewards: +1 per box, +5 win, −1 loss), self-play"
     out = []
-    for game, figs in (("dots_and_boxes_2x2", ("99.99%", "80.23%", "78.54%")),
-                       ("dots_and_boxes_3x3", ("98.45%", "20.24%", "2.35%"))):
-        for opp, fig in zip(("random", "moderate", "advanced"), figs):
-            out.append(SeedNumber("001", game, agent, proto, opp, "combined", "win", fig, src))
-        for opp, fig in (("random", "win >= 95%"), ("moderate", "W+D >= 50%"), ("advanced", "W+D >= 25%")):
+    for game, budget, repro, figs in (
+            ("dots_and_boxes_2x2", "100 / 1,000 / 10,000 games", _S001_2X2, ((0.9999, "99.99%"), (0.8023, "80.23%"),
+                                                                              (0.7854, "78.54%"))),
+            ("dots_and_boxes_3x3", "not stated", _S001_3X3, ((0.9845, "98.45%"), (0.2024, "20.24%"),
+                                                             (0.0235, "2.35%")))):
+        for opp, (v, fig) in zip(("random", "moderate", "advanced"), figs):
+            out.append(SeedNumber("001", game, agent, "tabular", budget, proto, opp, "combined", "win", fig, src,
+                                  value=v, reproduction=repro, our_choice=True))
+        for opp, fig, v in (("random", "win >= 95%", 0.95), ("moderate", "W+D >= 50%", 0.5),
+                            ("advanced", "W+D >= 25%", 0.25)):
             metric: Metric = "win" if opp == "random" else "win_draw"
-            out.append(SeedNumber("001", game, agent, "the seed's pass thresholds", opp, "combined", metric, fig,
-                                  f"{src}, seed thresholds"))
+            out.append(SeedNumber("001", game, agent, "tabular", budget, "the seed's pass thresholds", opp,
+                                  "combined", metric, fig, f"{src}, seed thresholds", value=v, threshold=True,
+                                  reproduction=repro, our_choice=True))
     log = "mattdeak repo models/size4/logs.txt, log at game 1,000,000"
-    for opp, fig in (("random", "100 / 0 / 0"), ("moderate", "25.4 / 15.9 / 58.7"), ("advanced", "3.6 / 4.0 / 92.4")):
-        out.append(SeedNumber("001", "dots_and_boxes_4x4", "DQN_CMM, self-play vs frozen copy, 1,000,000 games",
-                              "1,000 games, seats alternating", opp, "combined", "wdl", fig,
-                              f"SEEDS.md seed 001, {log}"))
+    for opp, fig, v in (("random", "100 / 0 / 0", 1.0), ("moderate", "25.4 / 15.9 / 58.7", 0.254),
+                        ("advanced", "3.6 / 4.0 / 92.4", 0.036)):
+        out.append(SeedNumber("001", "dots_and_boxes_4x4", "DQN_CMM, self-play vs frozen copy", "neural",
+                              "1,000,000 games", "1,000 games, seats alternating", opp, "combined", "wdl", fig,
+                              f"SEEDS.md seed 001, {log}", value=v))
     return out
 
 
 def _s002() -> list[SeedNumber]:
     src = "SEEDS.md seed 002, Reported results"
-    ttt = [  # agent, opponent, W / D / L (converted from agent W / opponent W / tie), games
-        ("QT, trained vs Random 100k", "random", "95.20 / 4.80 / 0.00", "10,000"),
-        ("QT, trained vs Random 100k", "maxmin", "0 / 100 / 0", "1,000"),
-        ("QT, trained vs a second QT 200k (README headline)", "random", "93.17 / 6.63 / 0.20", "10,000"),
-        ("QT, trained vs a second QT 200k (README headline)", "maxmin", "0 / 100 / 0", "1,000"),
-        ("QT, self-play snapshots 200k", "random", "82.24 / 11.34 / 6.42", "10,000"),
-        ("QT, self-play snapshots 200k", "maxmin", "0 / 61.60 / 38.40", "1,000"),
-        ("DQ, trained vs Random 150k", "random", "94.04 / 5.08 / 0.88", "10,000"),
-        ("DQ, trained vs Random 150k", "maxmin", "0 / 83.80 / 16.20", "1,000"),
-        ("DQ, trained vs SemiRandom 150k (README headline)", "semirandom", "94.59 / 5.12 / 0.29", "10,000"),
-        ("DQ, trained vs SemiRandom 150k (README headline)", "maxmin", "0 / 100 / 0", "1,000"),
-        ("DQ, self-play 200k", "semirandom", "92.07 / 7.70 / 0.23", "10,000"),
-        ("DQ, self-play 200k", "maxmin", "0 / 100 / 0", "1,000"),
-        ("DQ, trained vs a second DQ 200k", "semirandom", "92.43 / 7.42 / 0.15", "10,000"),
-        ("DQ, trained vs a second DQ 200k", "maxmin", "0 / 100 / 0", "1,000"),
-        ("DQ, trained vs MaxMin 10k", "semirandom", "38.74 / 29.07 / 32.19", "10,000"),
-        ("DQ, trained vs MaxMin 10k", "maxmin", "0 / 50 / 50", "1,000"),
+    # agent, kind, budget, reproduction, opponent, W / D / L (converted from agent W / opponent W / tie), games
+    qt_r, qt_q, qt_s = ("tictactoe_seed002_qt_vs_random",), ("tictactoe_seed002_qt_vs_qt",), \
+        ("tictactoe_seed002_qt_snapshots",)
+    ttt = [
+        ("QT, trained vs Random", "tabular", "100,000 games", qt_r, "random", "95.20 / 4.80 / 0.00", "10,000"),
+        ("QT, trained vs Random", "tabular", "100,000 games", qt_r, "maxmin", "0 / 100 / 0", "1,000"),
+        ("QT, trained vs a second QT (README headline)", "tabular", "200,000 games", qt_q, "random",
+         "93.17 / 6.63 / 0.20", "10,000"),
+        ("QT, trained vs a second QT (README headline)", "tabular", "200,000 games", qt_q, "maxmin", "0 / 100 / 0",
+         "1,000"),
+        ("QT, self-play snapshots", "tabular", "200,000 games", qt_s, "random", "82.24 / 11.34 / 6.42", "10,000"),
+        ("QT, self-play snapshots", "tabular", "200,000 games", qt_s, "maxmin", "0 / 61.60 / 38.40", "1,000"),
+        ("DQ, trained vs Random", "neural", "150,000 games", (), "random", "94.04 / 5.08 / 0.88", "10,000"),
+        ("DQ, trained vs Random", "neural", "150,000 games", (), "maxmin", "0 / 83.80 / 16.20", "1,000"),
+        ("DQ, trained vs SemiRandom (README headline)", "neural", "150,000 games", (), "semirandom",
+         "94.59 / 5.12 / 0.29", "10,000"),
+        ("DQ, trained vs SemiRandom (README headline)", "neural", "150,000 games", (), "maxmin", "0 / 100 / 0",
+         "1,000"),
+        ("DQ, self-play", "neural", "200,000 games", (), "semirandom", "92.07 / 7.70 / 0.23", "10,000"),
+        ("DQ, self-play", "neural", "200,000 games", (), "maxmin", "0 / 100 / 0", "1,000"),
+        ("DQ, trained vs a second DQ", "neural", "200,000 games", (), "semirandom", "92.43 / 7.42 / 0.15", "10,000"),
+        ("DQ, trained vs a second DQ", "neural", "200,000 games", (), "maxmin", "0 / 100 / 0", "1,000"),
+        ("DQ, trained vs MaxMin", "neural", "10,000 games", (), "semirandom", "38.74 / 29.07 / 32.19", "10,000"),
+        ("DQ, trained vs MaxMin", "neural", "10,000 games", (), "maxmin", "0 / 50 / 50", "1,000"),
     ]
     c4 = [
-        ("DQ, trained vs SemiRandom 200k", "semirandom", "61.50 / 0 / 38.50", "10,000"),
-        ("DQ, trained vs SemiRandom 200k", "maxmin", "0 / 0 / 100", "10"),
-        ("DQ, self-play 200k", "semirandom", "63.62 / 0 / 36.38", "10,000"),
-        ("DQ, self-play 200k", "maxmin", "0 / 0 / 100", "10"),
+        ("DQ, trained vs SemiRandom", "neural", "200,000 games", (), "semirandom", "61.50 / 0 / 38.50", "10,000"),
+        ("DQ, trained vs SemiRandom", "neural", "200,000 games", (), "maxmin", "0 / 0 / 100", "10"),
+        ("DQ, self-play", "neural", "200,000 games", (), "semirandom", "63.62 / 0 / 36.38", "10,000"),
+        ("DQ, self-play", "neural", "200,000 games", (), "maxmin", "0 / 0 / 100", "10"),
     ]
     out = []
     for game, rows in (("tictactoe", ttt), ("connect4", c4)):
-        for agent, opp, fig, n in rows:
+        for agent, kind, budget, repro, opp, fig, n in rows:
+            w, _, l = (float(x) / 100 for x in fig.split(" / "))
+            # against MaxMin the seed's agents never win: what tells them apart is how often they lose
+            measure: Measure = "loss" if opp == "maxmin" else "win"
             proto = f"{n} games, agent first in the first half, second in the rest"
-            learner = "tabular_q" if agent.startswith("QT") else None  # QT: seed 002's Q-table agent
-            out.append(SeedNumber("002", game, agent, proto, opp, "combined", "wdl", fig, src, learner=learner))
+            out.append(SeedNumber("002", game, agent, kind, budget, proto, opp, "combined", "wdl", fig, src,
+                                  value=l if measure == "loss" else w, measure=measure, reproduction=repro))
     return out
 
 
@@ -119,32 +174,65 @@ def _s003() -> list[SeedNumber]:
     src = "SEEDS.md seed 003, Reported results (read from the repo's plots)"
     proto = "1,000 games per seat vs Random, greedy play; score = win + draw / 2"
     out = []
-    for agent, first, second in (("TD(lambda), 200k games", "~0.99", "~0.75-0.80"),
-                                 ("DQN(lambda), 200k games", "~0.97", "~0.60"),
-                                 ("Q-learning (network), 40k games", "~0.72", "~0.53"),
-                                 ("Random player (baseline)", "0.65", "0.35")):
-        out.append(SeedNumber("003", "tictactoe", agent, proto, "random", "as_first", "score", first, src))
-        out.append(SeedNumber("003", "tictactoe", agent, proto, "random", "as_second", "score", second, src))
+    for agent, kind, budget, first, second, values, repro in (
+            ("TD(lambda)", "neural", "200,000 games", "~0.99", "~0.75-0.80", (0.99, 0.775), ()),
+            ("DQN(lambda)", "neural", "200,000 games", "~0.97", "~0.60", (0.97, 0.60), ()),
+            ("Q-learning (network)", "neural", "40,000 games", "~0.72", "~0.53", (0.72, 0.53), ()),
+            ("Random player (baseline)", "baseline", "none", "0.65", "0.35", (0.65, 0.35),
+             ("tournament:tictactoe_random_baseline",))):
+        out.append(SeedNumber("003", "tictactoe", agent, kind, budget, proto, "random", "as_first", "score", first,
+                              src, value=values[0], reproduction=repro))
+        out.append(SeedNumber("003", "tictactoe", agent, kind, budget, proto, "random", "as_second", "score", second,
+                              src, value=values[1], reproduction=repro))
     proto = "300 games per seat vs Minimax (uniform among optimal moves), 25 simulations, temperature 0"
-    out.append(SeedNumber("003", "tictactoe", "AlphaZero, 30 epochs x 2,000 games", proto, "perfect", "as_first",
-                          "score", "0.50 from epoch 0-1", src))
-    out.append(SeedNumber("003", "tictactoe", "AlphaZero, 30 epochs x 2,000 games", proto, "perfect", "as_second",
-                          "score", "0.38 → 0.50 by epoch 8", src))
+    budget = "30 epochs x 2,000 games"
+    out.append(SeedNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_first",
+                          "score", "0.50 from epoch 0-1", src, value=0.5))
+    out.append(SeedNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_second",
+                          "score", "0.38 → 0.50 by epoch 8", src, value=0.5))
     return out
+
+
+SEED004_OPPONENTS = ("hybrid", "cells", "sols", "flip", "conniption_random")
+
+
+def seed004_experiment(rule: str, opponent: str, seat: str) -> str:
+    """Our experiment id of seed 004's learner ``rule`` trained against ``opponent`` in ``seat``."""
+    short = opponent.removeprefix("conniption_")
+    return f"conniption_seed004_{rule}_{short}_{seat.removeprefix('as_')}"
 
 
 def _s004() -> list[SeedNumber]:
     src = "SEEDS.md seed 004, Learning agents (log_reinforce/q_results.csv)"
     proto = "100 games, fixed seats, from the empty board (agent W - L, no draws)"
-    opps = ("hybrid", "cells", "sols", "flip", "conniption_random")
     table = {
-        ("QLearn (1,727 games)", "as_first"): ("17-83", "43-57", "0-100", "0-100", "36-64"),
-        ("QLearn (1,727 games)", "as_second"): ("0-100", "7-93", "49-51", "0-100", "12-88"),
-        ("MinimaxQ (1,382 games)", "as_first"): ("0-100", "100-0", "100-0", "100-0 (headline)", "25-75"),
-        ("MinimaxQ (1,382 games)", "as_second"): ("0-100", "0-100", "100-0", "0-100", "14-86"),
+        ("qlearn", "QLearn", "1,727 games per table", "as_first"): ("17-83", "43-57", "0-100", "0-100", "36-64"),
+        ("qlearn", "QLearn", "1,727 games per table", "as_second"): ("0-100", "7-93", "49-51", "0-100", "12-88"),
+        ("minimaxq", "MinimaxQ", "1,382 games per table", "as_first"): ("0-100", "100-0", "100-0",
+                                                                        "100-0 (headline)", "25-75"),
+        ("minimaxq", "MinimaxQ", "1,382 games per table", "as_second"): ("0-100", "0-100", "100-0", "0-100",
+                                                                         "14-86"),
     }
-    return [SeedNumber("004", "conniption", agent, proto, opp, seat, "win", fig, src)
-            for (agent, seat), figs in table.items() for opp, fig in zip(opps, figs)]
+    out = []
+    for (rule, agent, budget, seat), figs in table.items():
+        for opp, fig in zip(SEED004_OPPONENTS, figs):
+            wins = int(fig.split("-")[0]) / 100
+            out.append(SeedNumber("004", "conniption", f"{agent} (one table per opponent and seat)", "tabular",
+                                  budget, proto, opp, seat, "win", fig, src, value=wins,
+                                  reproduction=(seed004_experiment(rule, opp, seat),)))
+    return out
+
+
+#: Seed 004's benchmark tournament (log/results_16_5evals.csv): (P1, P2) -> (P1 wins, P2 wins), no draws.
+SEED004_BENCHMARK: dict[tuple[str, str], tuple[int, int]] = {
+    (a, b): wl for a, row in (
+        ("hybrid", ((111, 0), (100, 0), (100, 0), (0, 100), (100, 0))),
+        ("cells", ((121, 0), (100, 0), (100, 0), (0, 100), (92, 8))),
+        ("sols", ((111, 0), (100, 0), (100, 0), (0, 100), (100, 0))),
+        ("flip", ((109, 0), (100, 0), (100, 0), (100, 0), (100, 0))),
+        ("conniption_random", ((12, 120), (27, 73), (6, 94), (9, 91), (60, 40))),
+    ) for b, wl in zip(SEED004_OPPONENTS, row)
+}
 
 
 SEED_NUMBERS: tuple[SeedNumber, ...] = (*_s000(), *_s001(), *_s002(), *_s003(), *_s004())
