@@ -51,6 +51,10 @@ TARGETS: dict[str, tuple[str, float]] = {
     "dots_and_boxes_3x3_referee.seconds": ("<=", 60.0),
     "dots_and_boxes_3x3_referee.peak_mib": ("<=", 1024.0),
     "match.connect4_tactical_vs_random_games_per_s": (">=", 1000.0),  # 10,000 games in <= 10 s
+    # Tabular self-play training (issue: 10,000 games of tic-tac-toe in <= 5 s, of 3x3 Dots and Boxes in <= 30 s)
+    "tabular.tictactoe_10k_selfplay_s": ("<=", 5.0),
+    "tabular.dots_and_boxes_3x3_10k_selfplay_s": ("<=", 30.0),
+    "tabular.dots_and_boxes_3x3_10k_margin_transfer_s": ("<=", 30.0),
 }
 
 
@@ -211,6 +215,41 @@ def bench_match(repeats: int) -> dict[str, float]:
     return {"match.connect4_tactical_vs_random_games_per_s": statistics.median(rates)}
 
 
+# ---------------------------------------------------------------------------------------------- tabular learners
+#: (learner, game, params) of each tabular self-play benchmark: the pipeline's own settings.
+TABULAR = {
+    "tabular.tictactoe_10k_selfplay_s": ("tabular_q", "tictactoe", {}),  # seed 000's defaults
+    "tabular.dots_and_boxes_3x3_10k_selfplay_s": ("dots_table", "dots_and_boxes_3x3", {}),  # seed 001's defaults
+    "tabular.dots_and_boxes_3x3_10k_margin_transfer_s": (
+        "dots_table", "dots_and_boxes_3x3",
+        {"reward": "margin", "gamma": 1.0, "alpha": 1.0, "symmetry": True, "exploration": {"start": 0.2},
+         "transfer_source": {"params": {"games": 100_000, "gamma": 1.0, "alpha": 1.0}}}),
+}
+
+
+def bench_tabular(key: str, repeats: int) -> dict[str, float]:
+    """10,000 self-play training games from a fresh learner (first-touch allocations included), median of runs.
+
+    The transfer run's time includes training its 100,000-game 2x2 source table, as the pipeline does.
+    """
+    from boardrl.games import make_game
+    from boardrl.learn import make_learner
+
+    name, game_id, params = TABULAR[key]
+    game = make_game(game_id)
+
+    def train(games: int) -> float:
+        with tempfile.TemporaryDirectory() as tmp:
+            t = time.perf_counter()
+            make_learner(name).train(game, {**params, "games": games, "checkpoint_every": 10**9}, seed=0,
+                                     checkpoint_dir=Path(tmp), eval_points=[])
+            return time.perf_counter() - t
+
+    train(100)  # warm-up: numba kernels from the cache
+    seconds = statistics.median(train(10_000) for _ in range(max(1, min(repeats, 3))))
+    return {key: seconds}
+
+
 # ---------------------------------------------------------------------------------------------- driver
 @dataclass(frozen=True)
 class Bench:
@@ -227,6 +266,8 @@ def all_benches() -> list[Bench]:
     benches.append(Bench(("dots_and_boxes_3x3_referee.seconds", "dots_and_boxes_3x3_referee.peak_mib"),
                          bench_dnb_referee))
     benches.append(Bench(("match.connect4_tactical_vs_random_games_per_s",), bench_match))
+    for key in TABULAR:
+        benches.append(Bench((key,), lambda r, key=key: bench_tabular(key, r)))
     return benches
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from boardrl.agents.base import Agent
-from boardrl.agents.learned import AGENT_FILE, MODEL_FORMAT, ModelError
+from boardrl.agents.learned import AGENT_FILE, ModelError, model_info, read_arrays
 from boardrl.atomic_io import atomic_write_json, atomic_writer
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
@@ -242,28 +242,14 @@ class DotsTableAgent(Agent):
             arrays["source"] = self.init.source
         with atomic_writer(model_dir / TABLE_FILE) as fh:
             np.savez_compressed(fh, **arrays)
-        atomic_write_json(model_dir / AGENT_FILE, {
-            "format": MODEL_FORMAT,
-            "kind": self.kind,
-            "agent": self.name,
-            "game": self.game.game_id,
-            "state_fields": list(self.game.state_type._fields),
-            "num_actions": self.game.num_actions,
-            "entries": self.entries,
-            "symmetry": self.symmetry,
-            "transfer_source_game": self.init.source_game,
-            "meta": self.meta,
-        })
+        atomic_write_json(model_dir / AGENT_FILE, model_info(
+            self, entries=self.entries, symmetry=self.symmetry, transfer_source_game=self.init.source_game))
 
     @classmethod
     def load(cls, game: Game, info: dict, model_dir: Path) -> "DotsTableAgent":
         path = Path(model_dir) / TABLE_FILE
-        try:
-            with np.load(path) as data:
-                keys, vals = data["keys"].astype(np.int64), data["values"]
-                source = data["source"] if "source" in data else None
-        except (OSError, KeyError, ValueError) as exc:
-            raise ModelError(f"cannot read dots_table {path}: {exc}") from None
+        arrays = read_arrays(path, ("keys", "values"), "dots_table", optional=("source",))
+        keys, vals, source = arrays["keys"].astype(np.int64), arrays["values"], arrays.get("source")
         source_game = info.get("transfer_source_game")
         if (source is None) != (source_game is None):
             raise ModelError(f"{path}: transfer source and agent.json transfer_source_game disagree")

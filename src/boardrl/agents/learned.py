@@ -44,6 +44,24 @@ class ModelError(BoardRLError):
     """A model directory that is missing, of another game or agent, or not readable."""
 
 
+def model_info(agent: Agent, **fields: Any) -> dict[str, Any]:
+    """The ``agent.json`` of a saved learned agent: what ``load_agent`` checks, the agent's own fields, its meta."""
+    return {"format": MODEL_FORMAT, "kind": agent.kind, "agent": agent.name, "game": agent.game.game_id,
+            "state_fields": list(agent.game.state_type._fields), "num_actions": agent.game.num_actions,
+            **fields, "meta": getattr(agent, "meta", {})}
+
+
+def read_arrays(path: Path, names: tuple[str, ...], what: str, optional: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """Arrays ``names`` (and ``optional`` ones when present) of an ``.npz`` model file; one-line ``ModelError``."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            out = {name: data[name] for name in names}
+            out.update({name: data[name] for name in optional if name in data})
+    except (OSError, KeyError, ValueError) as exc:
+        raise ModelError(f"cannot read {what} {path}: {exc}") from None
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- numba kernels
 @njit(cache=True)
 def _mix(z: np.uint64) -> np.uint64:
@@ -287,28 +305,13 @@ class GreedyQAgent(Agent):
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         self.table.save_npz(model_dir / TABLE_FILE)
-        atomic_write_json(model_dir / AGENT_FILE, {
-            "format": MODEL_FORMAT,
-            "kind": self.kind,
-            "agent": self.name,
-            "game": self.game.game_id,
-            "state_fields": list(self.game.state_type._fields),
-            "num_actions": self.game.num_actions,
-            "states": len(self.table),
-            "init_seed": int(self.table.init_seed),
-            "init_std": self.table.init_std,
-            "meta": self.meta,
-        })
+        atomic_write_json(model_dir / AGENT_FILE, model_info(
+            self, states=len(self.table), init_seed=int(self.table.init_seed), init_std=self.table.init_std))
 
     @classmethod
     def load(cls, game: Game, info: dict, model_dir: Path) -> "GreedyQAgent":
-        path = Path(model_dir) / TABLE_FILE
-        try:
-            with np.load(path) as data:
-                keys, vals = data["keys"], data["values"]
-        except (OSError, KeyError, ValueError) as exc:
-            raise ModelError(f"cannot read Q table {path}: {exc}") from None
-        table = QTable.from_arrays(keys, vals, int(info["init_seed"]), float(info["init_std"]))
+        arrays = read_arrays(Path(model_dir) / TABLE_FILE, ("keys", "values"), "Q table")
+        table = QTable.from_arrays(arrays["keys"], arrays["values"], int(info["init_seed"]), float(info["init_std"]))
         return cls(game, table, name=info["agent"], meta=info.get("meta"))
 
 

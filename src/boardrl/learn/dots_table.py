@@ -57,6 +57,7 @@ from boardrl.games.base import Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 from boardrl.learn.dots_transfer import transfer_row
+from boardrl.learn.slots import GameSlots
 
 #: seed 001's end-of-game rewards (the seed's text): +5 for a win, -1 for a loss, 0 for a draw.
 WIN_BONUS, LOSS_BONUS = 5.0, -1.0
@@ -294,18 +295,16 @@ class _SelfPlay:
 
     def play(self, first_game: int, end_game: int) -> None:
         """Play games number first_game .. end_game-1 to completion (nothing left in flight)."""
-        n = end_game - first_game
-        b = min(self.p.parallel_games, n)
-        batch = self.game.batched(b, auto_reset=False)
-        active = np.ones(b, dtype=np.bool_)
+        slots = GameSlots(self.game, first_game, end_game, self.p.parallel_games,
+                          np.asarray(self.game.initial_state()))
+        batch, active, b = slots.batch, slots.active, slots.rows
         forced = np.full(b, -1, dtype=np.int64)
         pend = np.full((b, 7), -1, dtype=np.int64)
         actions = np.zeros(b, dtype=np.int64)
         args = self._kernel_args()
-        started, done = b, 0
-        while done < n:
+        while slots.running:
             u = self.rng.random((2, b))
-            eps = self.p.exploration.epsilon(first_game + done)
+            eps = self.p.exploration.epsilon(first_game + slots.done)
             _decide(batch.states, active, forced, *args, pend, self.p.alpha, self.p.gamma, eps, u[0], u[1],
                     actions)
             self.decisions += int(active.sum())
@@ -313,12 +312,7 @@ class _SelfPlay:
             if not finished.any():
                 continue
             self._finish(batch.states, finished, pend)
-            ended = np.flatnonzero(finished)
-            restart, stop = ended[: n - started], ended[n - started:]
-            batch.states[restart] = 0
-            active[stop] = False  # finished rows keep their full board: step leaves them alone
-            started += restart.size
-            done += ended.size
+            slots.recycle(finished)
         self.games_done = end_game
 
     def play_moves(self, moves: list[int]) -> None:

@@ -56,6 +56,7 @@ from boardrl.games._kernels import popcount
 from boardrl.games.base import Game
 from boardrl.games.tictactoe import apply, legal_bits, status
 from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.slots import GameSlots
 
 REGIMES = ("opponent", "second_qt", "snapshots")
 
@@ -403,17 +404,13 @@ class _Trainer:
         return (1 - game_numbers % 2).astype(np.int64)
 
     def _play_block(self, first: int, end: int) -> None:
-        n = end - first
-        b = min(self.p.parallel_games, n)
-        batch = self.game.batched(b, auto_reset=False)
-        start_row = np.asarray(self.game.initial_state(), dtype=np.int64)
-        lp = self._learner_players(first + np.arange(b))
-        active = np.ones(b, dtype=np.bool_)
+        slots = GameSlots(self.game, first, end, self.p.parallel_games, np.asarray(self.game.initial_state()))
+        batch, active, b = slots.batch, slots.active, slots.rows
+        lp = self._learner_players(slots.number)
         learner, other = self._sides(b)
-        started, done = b, 0
         if self.opponent is not None:
             self.opponent.reset()
-        while done < n:
+        while slots.running:
             states = batch.states
             legal = self.game.legal_mask_batch(states)
             mover = self.game.to_move_batch(states).astype(np.int64)
@@ -432,13 +429,8 @@ class _Trainer:
             learner.learn(finished, lp, rets, self.p)
             if other is not None and other.learning:
                 other.learn(finished, 1 - lp, rets, self.p)
-            ended = np.flatnonzero(finished)
-            restart, stop = ended[: n - started], ended[n - started:]
-            batch.states[restart] = start_row
-            lp[restart] = self._learner_players(first + started + np.arange(restart.size))
-            active[stop] = False  # finished rows keep their final state: no legal move, step leaves them alone
-            started += restart.size
-            done += ended.size
+            restart = slots.recycle(finished)
+            lp[restart] = self._learner_players(slots.number[restart])
         self.games_done = end
 
 

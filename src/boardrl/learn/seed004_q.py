@@ -42,7 +42,8 @@ from pydantic import Field, model_validator
 
 from boardrl.agents.base import Agent
 from boardrl.agents.conniption import EVALUATIONS, RANDOM_EVAL, evaluate, priority_tie_break, root_values
-from boardrl.agents.learned import LOADERS, TABLE_FILE, ModelError, QTable, table_find_or_insert
+from boardrl.agents.learned import (AGENT_FILE, TABLE_FILE, ModelError, QTable, model_info, read_arrays,
+                                    table_find_or_insert)
 from boardrl.atomic_io import atomic_write_json
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
@@ -155,25 +156,16 @@ class Seed004QAgent(Agent):
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         self.table.save_npz(model_dir / TABLE_FILE)
-        atomic_write_json(model_dir / "agent.json", {
-            "format": 1, "kind": self.kind, "agent": self.name, "game": self.game.game_id,
-            "state_fields": list(self.game.state_type._fields), "num_actions": self.game.num_actions,
-            "states": len(self.table), "tie_break": self.tie_break, "meta": self.meta,
-        })
+        atomic_write_json(model_dir / AGENT_FILE, model_info(self, states=len(self.table),
+                                                             tie_break=self.tie_break))
 
     @classmethod
     def load(cls, game: Game, info: dict, model_dir: Path) -> "Seed004QAgent":
-        path = Path(model_dir) / TABLE_FILE
-        try:
-            with np.load(path) as data:
-                keys, vals = data["keys"], data["values"]
-        except (OSError, KeyError, ValueError) as exc:
-            raise ModelError(f"cannot read seed004_q table {path}: {exc}") from None
-        table = QTable.from_arrays(keys, vals, 0, 0.0)
+        arrays = read_arrays(Path(model_dir) / TABLE_FILE, ("keys", "values"), "seed004_q table")
+        table = QTable.from_arrays(arrays["keys"], arrays["values"], 0, 0.0)
         return cls(game, table, info.get("tie_break", "uniform"), info["agent"], info.get("meta"))
 
 
-LOADERS.setdefault(AGENT_KIND, Seed004QAgent.load)
 
 
 # ---------------------------------------------------------------------------------------------- training

@@ -39,6 +39,7 @@ from boardrl.agents.learned import GreedyQAgent, QTable, greedy_first, table_fin
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.slots import GameSlots
 from boardrl.sweeps.space import choices, floats, ints
 
 SEATS = {"first": 0, "second": 1}
@@ -188,19 +189,15 @@ class _Trainer:
 
     def play(self, first_game: int, end_game: int) -> None:
         """Play games number first_game .. end_game-1 to completion (no game left in flight)."""
-        n = end_game - first_game
-        b = min(self.p.parallel_games, n)
-        batch = self.game.batched(b, auto_reset=False)
-        batch.states[:] = self.start_row
-        lp = self._learner_players(first_game + np.arange(b))
-        active = np.ones(b, dtype=np.bool_)
+        slots = GameSlots(self.game, first_game, end_game, self.p.parallel_games, self.start_row)
+        batch, active, b = slots.batch, slots.active, slots.rows
+        lp = self._learner_players(slots.number)
         pend_slot = np.full(b, -1, dtype=np.int64)
         pend_act = np.zeros(b, dtype=np.int64)
         pend_mover = np.zeros(b, dtype=np.int64)
-        started, done = b, 0
         if self.opponent is not None:
             self.opponent.reset()
-        while done < n:
+        while slots.running:
             states = batch.states
             legal = self.game.legal_mask_batch(states)
             mover = self.game.to_move_batch(states).astype(np.int64)
@@ -214,7 +211,7 @@ class _Trainer:
             t.count += _learner_moves(
                 t.keys, t.used, t.vals, t.init_seed, t.init_std, states, legal, mover, is_learner,
                 pend_slot, pend_act, pend_mover, self.p.alpha, self.p.gamma,
-                self.p.exploration.epsilon(first_game + done), u[0], u[1], actions,
+                self.p.exploration.epsilon(first_game + slots.done), u[0], u[1], actions,
             )
             self.learner_moves += int(is_learner.sum())
             opp_rows = active & ~is_learner
@@ -226,14 +223,9 @@ class _Trainer:
             if self.p.reward == "margin":
                 rets = self._margins(batch.states, finished)
             _terminal_updates(self.table.vals, finished, rets, pend_slot, pend_act, pend_mover, self.p.alpha)
-            ended = np.flatnonzero(finished)
-            self._record_trace(first_game + done, ended.size)
-            restart, stop = ended[: n - started], ended[n - started:]
-            batch.states[restart] = self.start_row
-            lp[restart] = self._learner_players(first_game + started + np.arange(restart.size))
-            active[stop] = False  # these rows keep their finished state: no legal move, step leaves them alone
-            started += restart.size
-            done += ended.size
+            self._record_trace(first_game + slots.done, int(finished.sum()))
+            restart = slots.recycle(finished)
+            lp[restart] = self._learner_players(slots.number[restart])
         self.games_done = end_game
 
 

@@ -273,6 +273,21 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("002", "agents/alphabeta.py",
               "Seed 002's MaxMin depth 4 is called maxmin, not \"perfect\": it is a 5-ply heuristic search. Our "
               "perfect player is backed by an exact referee."),
+    Deviation("001", "learn/dots_table.py",
+              "Seed 001 gives a learning rate only for its network (1e-6); the Q-table uses alpha 0.1. Its tables "
+              "are keyed by the edge set alone, as the seed's walls tensor is, so the +5 win bonus (which depends "
+              "on the scores) is aliased across positions with different scores; we keep that, as the seed's."),
+    Deviation("001", "learn/dots_table.py",
+              "Our best 3x3 table starts from a 2x2 table: each 3x3 entry is the mean of the 2x2 values of the "
+              "sub-boards containing the edge (learn/dots_transfer.py). The seed seeded 3x3 from 2x2 without "
+              "saying how; the 2x2 source is trained in the same stage, so no stage depends on another's model."),
+    Deviation("002", "learn/qt.py",
+              "QT's saved agent keeps the seed's random tie-break among equal Q values (kind qt_table); our other "
+              "tabular agents break ties to the first move. Training plays one game at a time in the seed's order."),
+    Deviation("004", "learn/seed004_q.py",
+              "Seed 004's learners are trained and evaluated on our engine's draw rule (a four with the 42nd "
+              "piece wins); the seed's in-simulator test kept learning during its first test game (epsilon ~ "
+              "0.001, alpha 0.45); our evaluation uses the frozen table with the seed's uniform tie-break."),
     Deviation("004", "games/conniption.py",
               "A four made by the 42nd piece wins for its player; seed 004's code checked the full board first "
               "and scored it a draw."),
