@@ -26,11 +26,13 @@ def git(cwd: Path, *args: str) -> str:
     return out.stdout.strip()
 
 
-def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = None) -> Path:
+def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = None,
+              edit_tree: Callable[[Path], None] | None = None) -> Path:
     """Copy what git would ship (tracked + untracked-not-ignored files) to ``dst``, commit it, return ``dst``.
 
     numba's on-disk caches (git-ignored) come along with their timestamps so the copy does not recompile every
-    kernel; ``edit_params`` may change the copy's params.yaml (a dict) before the commit, so the tree is clean.
+    kernel; ``edit_params`` may change the copy's params.yaml (a dict), and ``edit_tree`` any other file of the
+    copy, before the commit, so the tree is clean.
     Stages run in the copy import the copy's ``src/`` (see ``stage_env``), so code edits there take effect.
     """
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
@@ -45,6 +47,8 @@ def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = 
         data = yaml.safe_load((dst / "params.yaml").read_text())
         edit_params(data)
         (dst / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    if edit_tree is not None:
+        edit_tree(dst)
     git(dst, "init", "-q")
     git(dst, "add", "-A")
     git(dst, "commit", "-qm", "test copy")

@@ -112,11 +112,14 @@ class TrainParams(_Strict):
 
 
 class UciParams(_Strict):
-    """Connect 4 agents only: evaluation from the UCI start positions (seed 000's protocol and the full one)."""
+    """Connect 4 agents only: evaluation from the UCI start positions (seed 000's protocol and the full one) and
+    the value accuracy on their labels."""
 
     seed000_games: int = Field(ge=1, description="games per label, agent first, fresh random position each")
     full: bool = Field(description="also play every position of each label with the agent in each seat")
     full_positions: int | None = Field(ge=1, description="cap on positions per label for the full protocol")
+    value_accuracy: bool = Field(
+        True, description="agents with a value (value_batch): read it as win/draw/loss on all 67,557 labels")
 
 
 class GameEvaluation(_Strict):

@@ -206,3 +206,40 @@ def test_runs_on_cuda_and_matches_cpu(tmp_path):
     actions = gpu.act_batch(states, np.random.default_rng(0))
     assert game.legal_mask_batch(states)[np.arange(len(states)), actions].all()
     assert play_match(game, gpu, make_agent(game, "random"), 50, seed=0).games == 50
+
+
+@pytest.mark.parametrize("key", list(CONFIGS))
+def test_value_batch_is_the_best_legal_q_or_the_value_output(key):
+    """q / dueling: max over *legal* actions of Q (a full column's score never counts); policy_value: its tanh
+    value.  Clipped to [-1, 1], float64, one per row."""
+    game = make_game("connect4")
+    agent = make(game, key)
+    states = random_positions(game, n=8, steps=30)
+    full = np.flatnonzero(~game.legal_mask_batch(states).all(axis=1))
+    assert full.size  # some rows have a full column, so the masking is exercised
+    values = agent.value_batch(states)
+    assert values.shape == (len(states),) and values.dtype == np.float64
+    out = agent.evaluate_batch(states)
+    if isinstance(out, tuple):
+        expected = out[1]
+    else:
+        expected = np.where(game.legal_mask_batch(states), out, -np.inf).max(axis=1)
+    np.testing.assert_allclose(values, np.clip(expected, -1, 1), rtol=1e-6)
+
+
+def test_value_batch_masks_illegal_actions_and_clips():
+    game = make_game("connect4")
+    agent = make(game, "mlp-q")
+    row = np.asarray(game.replay("1111112"), dtype=np.int64)[None, :]  # the first column is full
+    legal = game.legal_mask_batch(row)[0]
+    assert legal.tolist() == [False] + [True] * 6
+    last = [m for m in agent.network.modules() if isinstance(m, torch.nn.Linear)][-1]  # the q head's output
+    with torch.no_grad():  # Q = its bias: the full column's 100 must not count; legal 5 clips to 1
+        last.weight.zero_()
+        last.bias.copy_(torch.tensor([100.0 if not ok else 5.0 for ok in legal]))
+    assert agent.value_batch(row).tolist() == [1.0]
+    with torch.no_grad():
+        last.bias.copy_(torch.tensor([100.0 if not ok else -0.25 + 0.01 * a for a, ok in enumerate(legal)]))
+    assert agent.value_batch(row)[0] == pytest.approx(-0.25 + 0.01 * int(np.flatnonzero(legal)[-1]))
+    with pytest.raises(BoardRLError, match="game is over"):
+        agent.value_batch(np.asarray(game.replay("1213141"), dtype=np.int64)[None, :])

@@ -315,12 +315,24 @@ class GreedyQAgent(Agent):
         return cls(game, table, name=info["agent"], meta=info.get("meta"))
 
 
-#: How each saved ``kind`` is loaded; later learners (DQN, ...) register their agents here.
-LOADERS: dict[str, Callable[[Game, dict, Path], Agent]] = {"q_table": GreedyQAgent.load}
-LOADERS["network"] = lambda *args: __import__("boardrl.agents.network", fromlist=["_"]).NetworkAgent.load(*args)
-LOADERS["qt_table"] = lambda *args: __import__("boardrl.learn.qt", fromlist=["_"]).QTAgent.load(*args)
-LOADERS["seed004_q"] = lambda *args: __import__("boardrl.learn.seed004_q", fromlist=["_"]).Seed004QAgent.load(*args)
-LOADERS["dots_table"] = lambda *args: __import__("boardrl.agents.dots_table", fromlist=["_"]).DotsTableAgent.load(*args)
+def _lazy(module: str, cls: str) -> Callable[[Game, dict, Path], Agent]:
+    """``module.cls.load``, imported on first use (torch and each learner load only when a model needs them)."""
+    def load(game: Game, info: dict, model_dir: Path) -> Agent:
+        import importlib
+
+        return getattr(importlib.import_module(module), cls).load(game, info, model_dir)
+    return load
+
+
+#: How each saved ``kind`` is loaded; a learner with an agent of its own registers it here.
+LOADERS: dict[str, Callable[[Game, dict, Path], Agent]] = {
+    "q_table": GreedyQAgent.load,
+    "network": _lazy("boardrl.agents.network", "NetworkAgent"),
+    "qt_table": _lazy("boardrl.learn.qt", "QTAgent"),
+    "seed004_q": _lazy("boardrl.learn.seed004_q", "Seed004QAgent"),
+    "dots_table": _lazy("boardrl.agents.dots_table", "DotsTableAgent"),
+    "afterstate_network": _lazy("boardrl.learn.afterstate", "AfterstateAgent"),
+}
 
 
 def load_agent(game: Game, agent_name: str | None, model_dir: Path) -> Agent:

@@ -166,6 +166,26 @@ class NetworkAgent(Agent):
             raise BoardRLError(f"{self.name}: a policy_value network has no q values (use action_scores_batch)")
         return self.action_scores_batch(states)
 
+    def value_batch(self, states: np.ndarray) -> np.ndarray:
+        """(N,) float64 value of each position for the player to move, clipped to [-1, 1].
+
+        The optional value capability the evaluate stage reads (``evaluate/value_accuracy.py``): for a q or
+        dueling head the greedy value max over legal actions of Q (V(s) = max_a Q(s, a) under negamax targets),
+        for a policy_value head its tanh value output.  Clipped because a q head without an output activation
+        can overshoot the +-1 returns slightly.
+        """
+        rows = self._rows(states)
+        legal = self.game.legal_mask_batch(rows)
+        if not legal.any(axis=1).all():
+            row = int(np.argmin(legal.any(axis=1)))
+            raise BoardRLError(f"{self.name}: no legal move in state row {row}: the game is over, it has no value")
+        out = self.evaluate_batch(rows)
+        if isinstance(out, tuple):
+            values = np.asarray(out[1], dtype=np.float64).reshape(len(rows))
+        else:
+            values = np.where(legal, np.asarray(out, dtype=np.float64), -np.inf).max(axis=1)
+        return np.clip(values, -1.0, 1.0)
+
     # ------------------------------------------------------------------ acting
     def act_batch(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         rows = self._rows(states)

@@ -1,7 +1,8 @@
 """Judge every seed's model of one experiment: the evaluate stage's work, callable from a library as well.
 
 Per seed: the ladder (W/D/L per seat and combined, 95% Wilson intervals), the optimal-move rate judged by the
-game's referee, and for Connect 4 the UCI start-position protocols.  Across seeds: the interquartile mean and
+game's referee, and for Connect 4 the UCI start-position protocols and, for agents with a value, its accuracy on
+the UCI labels.  Across seeds: the interquartile mean and
 a bootstrap interval of each headline number (evaluate/seeds.py).  Evaluation games and position sets come from
 ``evaluate.seed``, the same for every seed and experiment, so differences between seeds are the models' own.
 
@@ -90,13 +91,35 @@ def uci(params: Params, root: Path, game, agent, processes: int = 1) -> dict[str
     return out
 
 
+def value_accuracy(params: Params, root: Path, game, agent) -> dict[str, Any] | None:
+    """The agent's value read as win/draw/loss on every UCI label (issue 9); None where not measured: the game
+    has no UCI settings, they turn it off, or the agent offers no value (``value_batch``)."""
+    cfg = params.evaluate.per_game[game.game_id].uci
+    if cfg is None or not cfg.value_accuracy:
+        return None
+    from boardrl.evaluate import value_accuracy as va
+
+    if not va.has_value(agent):
+        return None
+    from boardrl.data import uci_table
+
+    result = va.value_accuracy(agent, uci_table.read_parquet(Path(root) / UCI_TABLE)).to_dict()
+    acc = result["accuracy"]
+    print(f"evaluate: value accuracy {acc['rate']:.4f} on {acc['n']:,} UCI labels "
+          f"({result['seconds']:.1f} s)", file=sys.stderr, flush=True)
+    return result
+
+
 def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1) -> dict[str, Any]:
-    """Everything measured about one trained agent (one seed)."""
+    """Everything measured about one trained agent (one seed); ``value_accuracy`` only where it was measured."""
     results: dict[str, Any] = {"opponents": ladder(params, exp_id, game, agent, processes)}
     detail = optimal_moves(params, game, agent)
     results["optimal_move_rate"] = None if detail is None else detail["rate"]
     results["optimal_move"] = detail
     results["uci"] = uci(params, root, game, agent, processes)
+    values = value_accuracy(params, root, game, agent)
+    if values is not None:
+        results["value_accuracy"] = values
     return results
 
 
@@ -113,6 +136,12 @@ def seed_metrics(results: dict[str, Any]) -> dict[str, float | None]:
     for label, block in ((results["uci"] or {}).get("full") or {}).items():
         for seat in SEATS:
             m[metric_key("uci", "full", label, seat, "win")] = block[seat]["win"]
+    values = results.get("value_accuracy")
+    if values is not None:
+        m[metric_key("uci", "value_accuracy")] = values["accuracy"]["rate"]
+        m[metric_key("uci", "value_accuracy", "balanced")] = values["balanced_accuracy"]
+        for label, block in values["per_label"].items():
+            m[metric_key("uci", "value_accuracy", label)] = block["rate"]
     return m
 
 
@@ -126,7 +155,11 @@ def spread(per_seed: dict[int, dict[str, Any]], seed: int) -> dict[str, Any]:
         for opp in first["opponents"]
     }
     rate = across_seeds([per_seed[s]["optimal_move_rate"] for s in seeds], seed)
-    return {"seeds": seeds, "opponents": opponents, "optimal_move_rate": rate}
+    out = {"seeds": seeds, "opponents": opponents, "optimal_move_rate": rate}
+    if any("value_accuracy" in per_seed[s] for s in seeds):  # None unless every seed has one
+        out["value_accuracy"] = across_seeds(
+            [(per_seed[s].get("value_accuracy") or {}).get("accuracy", {}).get("rate") for s in seeds], seed)
+    return out
 
 
 def headline(exp_id: str, results: dict[str, Any]) -> dict[str, Any]:
@@ -135,6 +168,8 @@ def headline(exp_id: str, results: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"budget": results["budget"], "seeds": len(agg["seeds"])}
     if agg["optimal_move_rate"] is not None:
         out["optimal_move_rate"] = round(agg["optimal_move_rate"]["iqm"], 4)
+    if agg.get("value_accuracy") is not None:
+        out["value_accuracy"] = round(agg["value_accuracy"]["iqm"], 4)
     for opp, block in agg["opponents"].items():
         if block["win"] is not None and block["loss"] is not None:
             out[f"vs {opp}"] = {"win": round(block["win"]["iqm"], 4), "loss": round(block["loss"]["iqm"], 4)}
@@ -191,6 +226,8 @@ def _flat_spread(agg: dict[str, Any]) -> dict[str, float]:
                 out[f"iqm/{opp}/combined/{outcome}"] = s["iqm"]
     if agg["optimal_move_rate"] is not None:
         out["iqm/optimal_move_rate"] = agg["optimal_move_rate"]["iqm"]
+    if agg.get("value_accuracy") is not None:
+        out["iqm/uci/value_accuracy"] = agg["value_accuracy"]["iqm"]
     return out
 
 

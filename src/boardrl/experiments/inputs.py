@@ -38,7 +38,7 @@ REFEREE_MODULES = {
 }
 TRAIN_CODE = ("boardrl.experiments.train", "boardrl.config")
 EVALUATE_CODE = ("boardrl.experiments.evaluate", "boardrl.config", "boardrl.agents.models")
-UCI_CODE = ("boardrl.data.uci_table", "boardrl.evaluate.uci_protocols")
+UCI_CODE = ("boardrl.data.uci_table", "boardrl.evaluate.uci_protocols", "boardrl.evaluate.value_accuracy")
 SWEEP_CODE = ("boardrl.sweeps.run", "boardrl.sweeps.study", "boardrl.sweeps.objective", "boardrl.sweeps.outputs")
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
 

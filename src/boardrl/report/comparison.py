@@ -32,6 +32,8 @@ from boardrl.report.seeds import BEST, LEARNER_KINDS, SEED_NUMBERS, SeedNumber
 
 Z95 = 1.959963984540054
 TOURNAMENT = "tournament:"
+#: Rounding slack when a published figure sits on an interval's end (0 of 100 games: [0, 3.7%], lower end 0).
+EDGE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,9 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     denom = 1 + Z95 ** 2 / n
     centre = (p + Z95 ** 2 / (2 * n)) / denom
     half = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    lo = 0.0 if k == 0 else max(0.0, centre - half)  # exact ends: no rounding crumbs at 0 or n successes
+    hi = 1.0 if k == n else min(1.0, centre + half)
+    return lo, hi
 
 
 def _counts(stats: dict[str, Any]) -> tuple[int, int, int]:
@@ -112,9 +116,9 @@ def verdict(n: SeedNumber, lo: float, hi: float, value: float, *, best: bool = F
         return "no number published to compare"
     lower_better = n.compared == "loss"
     if n.threshold:
-        ok = value <= n.value if lower_better else value >= n.value
+        ok = value <= n.value + EDGE if lower_better else value >= n.value - EDGE
         return "passes the seed's mark" if ok else "fails the seed's mark"
-    if lo <= n.value <= hi:
+    if lo - EDGE <= n.value <= hi + EDGE:
         out = "level with the seed (within the interval)" if best else "reproduced (within the interval)"
         return out
     better = n.value > hi if lower_better else n.value < lo

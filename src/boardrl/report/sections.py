@@ -249,13 +249,47 @@ def uci_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
     return out
 
 
+VALUE_LABELS = ("win", "draw", "loss")
+
+
+def _value_accuracy_row(k: int, va: dict[str, Any], links: Links, prov: dict[str, Any]) -> list[Inline]:
+    def cell(block: dict[str, Any] | None) -> Inline:
+        block = block or {}
+        return [links.number(with_ci(block.get("rate"), block.get("ci")), prov)]
+
+    fitted = va.get("fitted") or {}
+    per_label = va.get("per_label") or {}
+    return [text(str(k)), cell(va.get("accuracy")), *(cell(per_label.get(lab)) for lab in VALUE_LABELS),
+            text(pct(va.get("balanced_accuracy"))), text(pct(va.get("majority_baseline"))),
+            text(pct(fitted.get("accuracy")) if fitted else "-"), text(f"{int(va.get('positions') or 0):,}")]
+
+
+def value_accuracy_blocks(e: Experiment, links: Links) -> list[Block]:
+    """Connect 4 agents with a value: win/draw/loss read from it on every UCI label, per seed (issue 9)."""
+    seeds = {k: (s.evaluation or {}).get("value_accuracy") for k, s in e.evaluated.items()}
+    seeds = {k: va for k, va in seeds.items() if isinstance(va, dict)}
+    if not seeds:
+        return []
+    cuts = next(iter(seeds.values())).get("thresholds") or []
+    cut = f"win above {cuts[1]:.3g}, loss below {cuts[0]:.3g}, draw between" if len(cuts) == 2 else "thresholds"
+    rows = [_value_accuracy_row(k, va, links, e.seeds[k].eval_provenance) for k, va in seeds.items()]
+    return [Heading(3, "Value accuracy on the UCI labels"),
+            Paragraph(text(f"The agent's value of each of the UCI positions (X to move) read as its label ({cut}); "
+                           "overall and per label (the share of that label's positions called right), 95% Wilson "
+                           "intervals. Balanced: the mean of the three. Majority: always saying \"win\". "
+                           "Fitted: the best thresholds chosen on these same labels, an optimistic bound.")),
+            Table(["Seed", "Overall", "Win labels", "Draw labels", "Loss labels", "Balanced", "Majority", "Fitted",
+                   "Positions"], rows, numeric=frozenset(range(1, 9)))]
+
+
 def experiment_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
     """Everything about one experiment id; its figures are written into ``fig_dir``."""
     from boardrl.report.traces_section import trace_blocks
 
     return [Heading(2, e.id, anchor=e.id), title_line(e), *curve_blocks(e, fig_dir), *trace_blocks(e, fig_dir),
             *across_blocks(e, links),
-            *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links), *uci_blocks(e, links, fig_dir)]
+            *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links), *uci_blocks(e, links, fig_dir),
+            *value_accuracy_blocks(e, links)]
 
 
 # ---------------------------------------------------------------------------------------------- all experiments
