@@ -9,8 +9,10 @@ from boardrl.errors import BoardRLError
 from boardrl.games import make_game
 from boardrl.learn.device import pick_device, torch_threads
 from boardrl.learn.nn import (
-    ConvConfig, MLPConfig, ResidualConfig, build_network, default_network_config, parse_network_config,
+    PRESETS, ConvConfig, MLPConfig, ResidualConfig, build_network, default_network_config, network_preset,
+    parse_network_config,
 )
+from boardrl.learn.nn.blocks import InceptionBlock
 
 GAMES = ["tictactoe", "connect4", "dots_and_boxes_3x3", "conniption"]
 BODIES = [
@@ -19,6 +21,8 @@ BODIES = [
     {"body": "conv", "channels": [4, 6], "kernel_size": 3},
     {"body": "conv", "channels": [4], "kernel_size": 5},  # larger than a 3x3 board: "same" padding copes
     {"body": "residual", "channels": 4, "blocks": 2},
+    {"body": "conv_stack", "layers": [{"channels": 4, "kernel": 3, "padding": 1}], "batch_norm": True, "dense": [6]},
+    {"body": "inception", "branches": [3], "dense": [5]},
 ]
 HEADS = [{"head": "q"}, {"head": "q", "value_activation": "tanh", "head_hidden": 5}, {"head": "dueling"},
          {"head": "policy_value", "head_hidden": 3}]
@@ -104,3 +108,44 @@ def test_torch_threads_uses_the_available_cores():
         assert torch_threads() == torch.get_num_threads() >= 1
     finally:
         torch.set_num_threads(before)
+
+
+# ---------------------------------------------------------------------------------------------- the seeds' nets
+@pytest.mark.parametrize("game_id", GAMES)
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_preset_builds_a_q_network_on_every_game(game_id, preset):
+    game = make_game(game_id)
+    config = network_preset(preset, game.encoding_shape)
+    assert parse_network_config(config.model_dump()) == config
+    net = build_network(config, game.encoding_shape, game.num_actions).eval()
+    assert net(torch.zeros(2, *game.encoding_shape)).shape == (2, game.num_actions)
+
+
+def test_seed_architectures_have_the_seeds_layer_shapes():
+    c4, ttt = make_game("connect4"), make_game("tictactoe")
+    s0 = build_network(network_preset("seed000", c4.encoding_shape), c4.encoding_shape, 7)
+    convs = [m for m in s0.body if isinstance(m, torch.nn.Conv2d)]
+    expected = [(64, (3, 3), (0, 0))] + [(64, (3, 3), (1, 1))] * 3
+    assert [(c.out_channels, c.kernel_size, c.padding) for c in convs] == expected
+    dense = [m for m in s0.body if isinstance(m, torch.nn.Linear)]
+    assert [(d.in_features, d.out_features) for d in dense] == [(64 * 4 * 5, 256)]  # 6x7 'valid' 3x3 -> 4x5
+    assert not any(isinstance(m, (torch.nn.ReLU, torch.nn.ELU)) for m in list(s0.body)[-1:])  # Dense 256: linear
+    assert s0(torch.randn(4, 2, 6, 7) * 50).abs().max() <= 1  # tanh outputs
+    t2 = build_network(network_preset("seed002", ttt.encoding_shape), ttt.encoding_shape, 9)
+    assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in t2.modules())  # 1x1 outputs: no BN
+    assert t2.config.head == "dueling"
+    c2 = build_network(network_preset("seed002", c4.encoding_shape), c4.encoding_shape, 7)
+    assert sum(isinstance(m, torch.nn.BatchNorm2d) for m in c2.modules()) == 3
+    assert c2.head.value.in_features == 16 * 2 * 3
+    torch.manual_seed(0)
+    s1 = build_network(network_preset("seed001", (5, 7, 7)), (5, 7, 7), 24)
+    weights = [m.weight for m in s1.body.modules() if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear))]
+    assert all(w.abs().max() <= 0.2 for w in weights)  # truncated normal, sd 0.1, cut at 2 sd
+    assert [m.one.out_channels for m in s1.body if isinstance(m, InceptionBlock)] == [16, 32]
+
+
+def test_conv_stack_refuses_a_kernel_larger_than_the_board_and_unknown_presets():
+    with pytest.raises(BoardRLError, match="leaves no cells"):
+        build_network({"body": "conv_stack", "layers": [{"channels": 4, "kernel": 5}]}, (2, 3, 3), 9)
+    with pytest.raises(BoardRLError, match="unknown network preset"):
+        network_preset("seed9", (2, 3, 3))

@@ -24,11 +24,10 @@ from boardrl.agents.learned import AGENT_FILE, MODEL_FORMAT, ModelError, greedy_
 from boardrl.atomic_io import atomic_write_json, atomic_writer
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
-from boardrl.learn.nn import build_network, parse_network_config
-from boardrl.learn.nn.config import ConvConfig, MLPConfig, ResidualConfig
+from boardrl.learn.nn import AnyNetwork, build_network, parse_network_config
 
 WEIGHTS_FILE = "network.pt"
-AnyNetworkConfig = MLPConfig | ConvConfig | ResidualConfig
+AnyNetworkConfig = AnyNetwork
 
 
 class PolicySettings(BaseModel):

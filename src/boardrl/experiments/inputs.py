@@ -155,7 +155,8 @@ def stage_inputs(params: Params, exp_id: str, stage: str, root: Path) -> dict[st
     code = code_fingerprint(stage_roots(params, exp_id, stage))
     data: dict[str, str] = {}
     e = params.experiment(exp_id)
-    if stage == "evaluate" and params.evaluate.per_game[e.game].uci is not None:
+    trains_on_uci = stage == "train" and getattr(params.learner_params(exp_id), "starts", None) == "uci"
+    if trains_on_uci or (stage == "evaluate" and params.evaluate.per_game[e.game].uci is not None):
         table = Path(root) / UCI_TABLE
         data[str(UCI_TABLE)] = sha256(table) if table.is_file() else "missing"
     return {"experiment": exp_id, "stage": stage, "code": code, "data": data}

@@ -37,6 +37,10 @@ BEST: dict[tuple[str, Kind], str] = {
     ("dots_and_boxes_2x2", "tabular"): "dots_and_boxes_2x2_margin",
     ("dots_and_boxes_3x3", "tabular"): "dots_and_boxes_3x3_transfer",
     ("conniption", "tabular"): "conniption_tabular_q",
+    ("tictactoe", "neural"): "tictactoe_dqn",
+    ("connect4", "neural"): "connect4_dqn",
+    ("dots_and_boxes_3x3", "neural"): "dots_and_boxes_3x3_dqn",
+    ("conniption", "neural"): "conniption_dqn",
 }
 
 _DEFAULT_MEASURE: dict[str, Measure] = {"win": "win", "wdl": "win", "win_draw": "win_draw", "score": "score",
@@ -90,7 +94,8 @@ def _s000() -> list[SeedNumber]:
                           ("loss", "90% (45% before training)", 0.90)):
         out.append(SeedNumber("000", "connect4", "approximate Q-learning (conv net) vs Random", "neural",
                               "15,000 episodes", uci, "random", "as_first", "uci_win", fig,
-                              f"{src}, exp 04 ({label} positions)", value=v, uci_label=label))
+                              f"{src}, exp 04 ({label} positions)", value=v, uci_label=label,
+                              reproduction=("connect4_seed000_dqn_uci",)))
     return out
 
 
@@ -128,6 +133,9 @@ def _s001() -> list[SeedNumber]:
     return out
 
 
+_S002_DQ = ("tictactoe_seed002_dqn_vs_semirandom",)
+
+
 def _s002() -> list[SeedNumber]:
     src = "SEEDS.md seed 002, Reported results"
     # agent, kind, budget, reproduction, opponent, W / D / L (converted from agent W / opponent W / tie), games
@@ -144,10 +152,10 @@ def _s002() -> list[SeedNumber]:
         ("QT, self-play snapshots", "tabular", "200,000 games", qt_s, "maxmin", "0 / 61.60 / 38.40", "1,000"),
         ("DQ, trained vs Random", "neural", "150,000 games", (), "random", "94.04 / 5.08 / 0.88", "10,000"),
         ("DQ, trained vs Random", "neural", "150,000 games", (), "maxmin", "0 / 83.80 / 16.20", "1,000"),
-        ("DQ, trained vs SemiRandom (README headline)", "neural", "150,000 games", (), "semirandom",
+        ("DQ, trained vs SemiRandom (README headline)", "neural", "150,000 games", _S002_DQ, "semirandom",
          "94.59 / 5.12 / 0.29", "10,000"),
-        ("DQ, trained vs SemiRandom (README headline)", "neural", "150,000 games", (), "maxmin", "0 / 100 / 0",
-         "1,000"),
+        ("DQ, trained vs SemiRandom (README headline)", "neural", "150,000 games", _S002_DQ, "maxmin",
+         "0 / 100 / 0", "1,000"),
         ("DQ, self-play", "neural", "200,000 games", (), "semirandom", "92.07 / 7.70 / 0.23", "10,000"),
         ("DQ, self-play", "neural", "200,000 games", (), "maxmin", "0 / 100 / 0", "1,000"),
         ("DQ, trained vs a second DQ", "neural", "200,000 games", (), "semirandom", "92.43 / 7.42 / 0.15", "10,000"),
@@ -178,9 +186,12 @@ def _s003() -> list[SeedNumber]:
     proto = "1,000 games per seat vs Random, greedy play; score = win + draw / 2"
     out = []
     for agent, kind, budget, first, second, values, repro in (
-            ("TD(lambda)", "neural", "200,000 games", "~0.99", "~0.75-0.80", (0.99, 0.775), ()),
-            ("DQN(lambda)", "neural", "200,000 games", "~0.97", "~0.60", (0.97, 0.60), ()),
-            ("Q-learning (network)", "neural", "40,000 games", "~0.72", "~0.53", (0.72, 0.53), ()),
+            ("TD(lambda)", "neural", "200,000 games", "~0.99", "~0.75-0.80", (0.99, 0.775),
+             ("tictactoe_seed003_td_lambda",)),
+            ("DQN(lambda)", "neural", "200,000 games", "~0.97", "~0.60", (0.97, 0.60),
+             ("tictactoe_seed003_dqn_lambda",)),
+            ("Q-learning (network)", "neural", "40,000 games", "~0.72", "~0.53", (0.72, 0.53),
+             ("tictactoe_seed003_qnet",)),
             ("Random player (baseline)", "baseline", "none", "0.65", "0.35", (0.65, 0.35),
              ("tournament:tictactoe_random_baseline",))):
         out.append(SeedNumber("003", "tictactoe", agent, kind, budget, proto, "random", "as_first", "score", first,

@@ -8,7 +8,7 @@ from torch import Tensor, nn
 
 from boardrl.errors import BoardRLError
 from boardrl.learn.nn.blocks import make_body
-from boardrl.learn.nn.config import ConvConfig, MLPConfig, ResidualConfig, parse_network_config
+from boardrl.learn.nn.config import AnyNetwork, parse_network_config
 from boardrl.learn.nn.heads import make_head
 
 
@@ -17,7 +17,7 @@ class BoardNet(nn.Module):
 
     def __init__(
         self,
-        config: MLPConfig | ConvConfig | ResidualConfig,
+        config: AnyNetwork,
         encoding_shape: tuple[int, int, int],
         num_actions: int,
     ) -> None:

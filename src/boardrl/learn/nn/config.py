@@ -71,8 +71,44 @@ class ResidualConfig(_NetworkBase):
     blocks: int = Field(4, ge=0)
 
 
+class ConvLayer(BaseModel):
+    """One convolution of a ``conv_stack``: ``channels`` filters of ``kernel`` x ``kernel``, zero ``padding``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    channels: int = Field(ge=1)
+    kernel: int = Field(3, ge=1, le=9)
+    padding: int = Field(0, ge=0, le=4)
+
+
+class ConvStackConfig(_NetworkBase):
+    """Convolutions with explicit kernel and padding (the seeds' nets: "valid" layers shrink the board), each
+    followed by ReLU and, with ``batch_norm``, BatchNorm where the layer's output is larger than 1x1 (seed 002's
+    Conv -> ReLU -> BN order); then flatten and dense layers (``dense_activation`` after each; seed 000's
+    Dense 256 has none)."""
+
+    body: Literal["conv_stack"] = "conv_stack"
+    layers: Annotated[list[ConvLayer], Field(min_length=1)]
+    batch_norm: bool = False
+    dense: list[PositiveInt] = Field(default_factory=list)
+    dense_activation: Literal["relu", "elu", "none"] = "relu"
+
+
+class InceptionConfig(_NetworkBase):
+    """Seed 001's DQN_CMM body: per block a 1x1 and a 3x3 "same" conv (ELU each) side by side, concatenated,
+    ELU again; ``branches[k]`` channels in each branch of block k (seed: 16, 32); then dense layers with ELU.
+    ``init: truncated_normal`` draws weights from N(0, 0.1) cut at 2 sd, biases 0 (the seed's initialiser)."""
+
+    body: Literal["inception"] = "inception"
+    branches: Annotated[list[PositiveInt], Field(min_length=1)] = Field(default_factory=lambda: [16, 32])
+    dense: list[PositiveInt] = Field(default_factory=lambda: [256, 256])
+    init: Literal["default", "truncated_normal"] = "truncated_normal"
+
+
+AnyNetwork = Union[MLPConfig, ConvConfig, ResidualConfig, ConvStackConfig, InceptionConfig]
+_CONFIG_TYPES = (MLPConfig, ConvConfig, ResidualConfig, ConvStackConfig, InceptionConfig)
 #: Any network config; pydantic picks the model from the ``body`` field.
-NetworkConfig = Annotated[Union[MLPConfig, ConvConfig, ResidualConfig], Field(discriminator="body")]
+NetworkConfig = Annotated[AnyNetwork, Field(discriminator="body")]
 _ADAPTER: TypeAdapter = TypeAdapter(NetworkConfig)
 
 
@@ -81,9 +117,9 @@ def default_network_config() -> ConvConfig:
     return ConvConfig()
 
 
-def parse_network_config(data: Any) -> MLPConfig | ConvConfig | ResidualConfig:
+def parse_network_config(data: Any) -> AnyNetwork:
     """A config from a dict (e.g. agent.json's ``network``) or a config; one-line ``BoardRLError`` otherwise."""
-    if isinstance(data, (MLPConfig, ConvConfig, ResidualConfig)):
+    if isinstance(data, _CONFIG_TYPES):
         return data
     try:
         return _ADAPTER.validate_python(data)

@@ -1,0 +1,478 @@
+"""DQN for two-player board games: replay, target network, Double DQN, dueling heads, n-step, masking.
+
+Read top to bottom, CleanRL style: the params (one pydantic model), the TD target, the n-step folder, then the
+loop.  Values are from the view of the player to move (negamax), so one network plays both seats.
+
+**Self-play (``opponent: null``).**  After the mover plays ``a`` in ``s``, the next decision state ``s'`` gives
+
+    y = r                                          if the game ended (r = the mover's result, or its score
+                                                   margin with ``reward: margin``)
+    y = r + gamma * sign * max_a' Q_target(s', a') otherwise; sign = +1 when the same player moves again in s'
+                                                   (Dots and Boxes extra turn, Conniption stages), -1 when the
+                                                   opponent moves
+
+with the max over the *legal* actions of s' only.  Double DQN (van Hasselt et al. 2016; seed 002's update):
+the online network picks ``a*`` = argmax over legal actions, the target network evaluates ``Q_target(s', a*)``.
+n-step returns fold n consecutive decisions of one game: G = r_0 + gamma s_0 (r_1 + gamma s_1 (...)) with the
+signs multiplied along the way, bootstrapping with gamma^n times the product of all n signs.
+
+**Fixed opponent (``opponent: <agent spec>``; seed 000's FixedGameMDP).**  The opponent's replies are folded
+into the transition: s' is the learner's next decision state (or the end), so the sign is always +1.
+``learner_seat`` picks which player the learner is (alternate: by game number).
+
+**Start positions.**  ``starts: uci`` starts every game from a uniformly drawn UCI 8-ply Connect 4 position
+(X = player 0 to move; seed 000's experiment 04 with ``opponent: random, learner_seat: first``).
+
+**Acting.**  ``parallel_envs`` games run side by side on the batched engine without auto-reset; every vector
+step the rows where the learner moves get one batched forward pass, epsilon-greedy over legal actions (the
+``Exploration`` schedule runs in learner env steps).  A finished row restarts at once.  ``steps`` counts the
+learner's decisions; the last vector step of a segment lets only as many learner rows act as the budget has
+left (the other rows wait, in flight, and are saved in the checkpoint).
+
+**Learning.**  After ``learning_starts`` env steps, ``gradient_steps`` minibatches per ``train_every`` env
+steps (a fractional credit carried across vector steps), Adam, huber or MSE loss, gradient clipping by norm
+and/or value, target network copied every ``target_every`` gradient steps (``tau`` 1) or moved by Polyak
+averaging (``tau`` < 1) at that period.
+
+Defaults: seed 002's DQPlayer where it has a value (Double DQN, Adam 1e-3, replay 100,000, gamma 0.99; its
+dueling net is ``network: seed002``); batch, update ratio, target period and the schedule are ours, chosen for
+throughput on many parallel games (the seed takes one gradient step per game end).  The seed-000 and seed-001
+protocols are experiments in params.yaml (see the report).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from pydantic import Field, field_validator, model_validator
+from torch import Tensor, nn
+
+from boardrl.agents.base import Agent
+from boardrl.agents.network import NetworkAgent
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game, random_legal_actions
+from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.device import pick_device
+from boardrl.learn.nn import AnyNetwork, PRESETS, build_network, network_preset, parse_network_config
+from boardrl.learn.replay import ReplayBuffer
+
+SEATS = {"first": 0, "second": 1}
+UCI_TABLE = Path("data") / "processed" / "uci.parquet"
+
+
+class DQNParams(LearnerParams):
+    """DQN settings; defaults as in the module docstring (seed 002's values where it has one)."""
+
+    steps: int = Field(100_000, ge=1, description="training budget: the learner's environment steps (decisions)")
+    network: str | dict[str, Any] = Field(
+        "default", description=f"a preset ({', '.join(PRESETS)}; see learn/nn/presets.py) or a network config")
+    gamma: float = Field(0.99, ge=0.0, le=1.0, description="discount per decision (seed 002: 0.99)")
+    lr: float = Field(1e-3, gt=0.0, description="Adam learning rate (seed 002: 1e-3)")
+    batch_size: int = Field(128, ge=1, description="minibatch size")
+    buffer_size: int = Field(100_000, ge=1, description="replay capacity in transitions (seed 002: 100,000)")
+    learning_starts: int = Field(1_000, ge=0, description="env steps before the first gradient step")
+    train_every: int = Field(4, ge=1, description="env steps per `gradient_steps` gradient steps")
+    gradient_steps: int = Field(1, ge=1, description="gradient steps per `train_every` env steps")
+    target_every: int = Field(500, ge=1, description="gradient steps between target-network updates")
+    tau: float = Field(1.0, gt=0.0, le=1.0, description="1: hard copy; < 1: Polyak step target += tau (online - "
+                       "target) every target_every gradient steps")
+    double: bool = Field(True, description="Double DQN: online argmax over legal next actions, target evaluates")
+    n_step: int = Field(1, ge=1, le=64, description="decisions folded into one return (signs handled)")
+    loss: Literal["huber", "mse"] = Field("huber", description="TD loss (seed 002: mse)")
+    max_grad_norm: float | None = Field(10.0, gt=0.0, description="clip the gradient norm (null: off)")
+    clip_grad_value: float | None = Field(None, gt=0.0, description="clamp each gradient to +-value "
+                                          "(seed 001/002: 1; null: off)")
+    exploration: Exploration = Field(
+        default_factory=lambda: Exploration(schedule="linear", start=1.0, end=0.05, decay_games=20_000),
+        description="epsilon schedule; its decay_games counts env steps here")
+    opponent: str | None = Field(None, description="make_agent spec of a fixed opponent; null = self-play")
+    learner_seat: Literal["alternate", "first", "second"] = Field(
+        "alternate", description="with an opponent: which player the learner is (alternate = by game number)")
+    starts: Literal["uci"] | None = Field(None, description="null: the initial position; uci: a uniformly "
+                                          "drawn UCI 8-ply Connect 4 position per game (seed 000 exp 04)")
+    uci_path: str = Field(str(UCI_TABLE), description="the UCI table (prepare stage) for starts: uci")
+    reward: Literal["result", "margin"] = Field("result", description="terminal reward: the mover's result "
+                                                "(+1/0/-1) or the final score margin (Dots and Boxes)")
+    parallel_envs: int = Field(64, ge=1, description="games played side by side on the batched engine")
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (auto: CUDA when present)")
+    threads: int = Field(1, ge=1, description="torch CPU threads; 1 because these small nets ran 27x slower "
+                         "with 2 threads on the shared 2-core machine (thread contention)")
+
+    @field_validator("network")
+    @classmethod
+    def _known_network(cls, value: str | dict) -> str | dict:
+        if isinstance(value, str):
+            if value not in PRESETS:
+                raise ValueError(f"unknown network preset {value!r}; choose one of: {', '.join(PRESETS)}")
+        else:
+            try:
+                parse_network_config(value)
+            except BoardRLError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _seat_needs_opponent(self) -> "DQNParams":
+        if self.opponent is None and self.learner_seat != "alternate":
+            raise ValueError("learner_seat applies only with an opponent (self-play plays both seats)")
+        return self
+
+
+def resolve_network(spec: str | dict, game: Game) -> AnyNetwork:
+    """The full network config a params ``network`` stands for on this game."""
+    return network_preset(spec, game.encoding_shape) if isinstance(spec, str) else parse_network_config(spec)
+
+
+# ---------------------------------------------------------------------------------------------- the TD target
+def masked(q: Tensor, legal: Tensor) -> Tensor:
+    """Q with illegal actions at -inf, so neither a max nor an argmax can pick them."""
+    return q.masked_fill(~legal, float("-inf"))
+
+
+def td_targets(online: nn.Module, target: nn.Module, reward: Tensor, next_obs: Tensor, next_legal: Tensor,
+               done: Tensor, same_mover: Tensor, gamma_n: float, double: bool) -> Tensor:
+    """y = r + gamma^n * sign * Q_target(s', a*), the bootstrap cut at the end (module docstring).
+
+    a* = argmax over legal actions of the online net (Double DQN) or of the target net (plain DQN).  Call
+    under ``torch.no_grad`` with the networks in the mode they should evaluate in.
+    """
+    q_target = target(next_obs)
+    chooser = online(next_obs) if double else q_target
+    best = masked(chooser, next_legal).argmax(dim=1, keepdim=True)
+    value = q_target.gather(1, best).squeeze(1)
+    bootstrap = ~done & next_legal.any(dim=1)
+    sign = torch.where(same_mover, 1.0, -1.0)
+    return reward + torch.where(bootstrap, gamma_n * sign * value, torch.zeros_like(value))
+
+
+# ---------------------------------------------------------------------------------------------- n-step returns
+class NStepFolder:
+    """Per game row, the last decisions not yet turned into replay transitions (right-aligned, newest last).
+
+    ``push`` adds one 1-step transition per given row and returns the n-step transitions that became complete:
+    the oldest of a row holding n (bootstrapping from the new s'), or every pending one when the game ended.
+    """
+
+    def __init__(self, rows: int, n: int, obs_shape: tuple[int, ...], gamma: float) -> None:
+        self.n, self.gamma = int(n), float(gamma)
+        self.obs = np.zeros((rows, n, *obs_shape), dtype=np.float32)
+        self.action = np.zeros((rows, n), dtype=np.int64)
+        self.reward = np.zeros((rows, n), dtype=np.float32)
+        self.sign = np.ones((rows, n), dtype=np.float32)
+        self.length = np.zeros(rows, dtype=np.int64)
+
+    def push(self, rows: np.ndarray, obs: np.ndarray, action: np.ndarray, reward: np.ndarray, same: np.ndarray,
+             next_obs: np.ndarray, next_legal: np.ndarray, done: np.ndarray) -> dict[str, np.ndarray] | None:
+        """Add transitions (row i: obs, action, reward, same mover in s'?, s', legal(s'), ended?)."""
+        if rows.size == 0:
+            return None
+        for name, new in (("obs", obs), ("action", action), ("reward", reward),
+                          ("sign", np.where(same, 1.0, -1.0))):
+            arr = getattr(self, name)
+            arr[rows, :-1] = arr[rows, 1:]
+            arr[rows, -1] = new
+        self.length[rows] = np.minimum(self.length[rows] + 1, self.n)
+        g, s = self._returns(rows)
+        full = ~done & (self.length[rows] == self.n)
+        out = [self._emit(rows[full], np.zeros(int(full.sum()), np.int64), g[full, 0], s[full, 0], next_obs[full],
+                          next_legal[full], False)]
+        ended = np.flatnonzero(done)
+        if ended.size:
+            slot = np.arange(self.n)[None, :] >= (self.n - self.length[rows[ended]])[:, None]
+            r_idx, m_idx = np.nonzero(slot)
+            er = ended[r_idx]
+            out.append(self._emit(rows[er], m_idx, g[er, m_idx], s[er, m_idx], next_obs[er],
+                                  np.zeros_like(next_legal[er]), True))
+        self.length[rows[full]] = self.n - 1
+        self.length[rows[ended]] = 0
+        return {k: np.concatenate([o[k] for o in out]) for k in out[0]}
+
+    def _returns(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(G, sign product) for every start slot m: G_m = r_m + gamma s_m G_{m+1}, from the mover at m."""
+        r, sg = self.reward[rows].astype(np.float64), self.sign[rows].astype(np.float64)
+        g, s = np.zeros_like(r), np.zeros_like(r)
+        g[:, -1], s[:, -1] = r[:, -1], sg[:, -1]
+        for m in range(self.n - 2, -1, -1):
+            g[:, m] = r[:, m] + self.gamma * sg[:, m] * g[:, m + 1]
+            s[:, m] = sg[:, m] * s[:, m + 1]
+        return g, s
+
+    def _emit(self, rows, slots, g, s, next_obs, next_legal, done: bool) -> dict[str, np.ndarray]:
+        return {"obs": self.obs[rows, slots], "action": self.action[rows, slots], "reward": g.astype(np.float32),
+                "next_obs": next_obs, "next_legal": next_legal, "done": np.full(rows.size, done),
+                "same_mover": s > 0}
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {k: getattr(self, k).copy() for k in ("obs", "action", "reward", "sign", "length")}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        for k in ("obs", "action", "reward", "sign", "length"):
+            getattr(self, k)[...] = np.asarray(d[k])
+
+
+# ---------------------------------------------------------------------------------------------- start positions
+def uci_start_rows(path: str | Path) -> np.ndarray:
+    """(67,557, 3) Connect 4 state rows of the UCI table (every label); one-line ``LearnError`` when missing."""
+    from boardrl.data import uci_table
+
+    try:
+        return uci_table.frame_states(uci_table.read_parquet(Path(path)))
+    except BoardRLError as exc:
+        raise LearnError(f"dqn starts 'uci': {exc}") from None
+
+
+# ---------------------------------------------------------------------------------------------- the learner
+class DQNLearner(Learner):
+    """DQN (see the module docstring); the loop, checkpoints and eval points are the base's."""
+
+    name = "dqn"
+    params_model = DQNParams
+    unit = "steps"
+
+    def check_game(self, game: Game, params: DQNParams) -> None:
+        if params.starts == "uci" and game.game_id != "connect4":
+            raise LearnError(f"dqn starts 'uci' needs connect4, not {game.game_id}")
+        if params.reward == "margin" and game.score_margin(game.initial_state()) is None:
+            raise LearnError(f"dqn reward 'margin': {game.game_id} keeps no score; use reward 'result'")
+        try:
+            config = resolve_network(params.network, game)
+            build_network(config, game.encoding_shape, game.num_actions)
+        except BoardRLError as exc:
+            raise LearnError(f"dqn network: {exc}") from None
+        if config.head == "policy_value":
+            raise LearnError("dqn needs a q or dueling head, not policy_value")
+
+    # ------------------------------------------------------------------ setup
+    def setup(self, game: Game, params: DQNParams, seed: int, opponent: Agent | None) -> None:
+        p = self.p = params
+        self.game, self.seed, self.opponent = game, int(seed), opponent
+        torch.set_num_threads(p.threads)
+        self.device = pick_device(p.device)
+        torch.manual_seed(seed)
+        self.config = resolve_network(p.network, game)
+        self.online = build_network(self.config, game.encoding_shape, game.num_actions).to(self.device)
+        self.target = copy.deepcopy(self.online).eval()
+        self.opt = torch.optim.Adam(self.online.parameters(), lr=p.lr)
+        self.buffer = ReplayBuffer(p.buffer_size, game.encoding_shape, game.num_actions)
+        self.folder = NStepFolder(p.parallel_envs, p.n_step, game.encoding_shape, p.gamma)
+        self.rng = np.random.default_rng(seed)
+        self.starts = uci_start_rows(p.uci_path) if p.starts == "uci" else None
+        n = p.parallel_envs
+        self.env = game.batched(n, auto_reset=False)
+        self.learner_player = np.full(n, -1, dtype=np.int64)  # per row; -1 = self-play (both)
+        self.pend_obs = np.zeros((n, *game.encoding_shape), dtype=np.float32)
+        self.pend_action = np.zeros(n, dtype=np.int64)
+        self.pend_mover = np.zeros(n, dtype=np.int64)
+        self.pend_valid = np.zeros(n, dtype=np.bool_)
+        self.counters = {"env_steps": 0, "grad_steps": 0, "games_started": 0, "games_done": 0}
+        self.credit = 0.0
+        self._restart(np.arange(n))
+
+    def _restart(self, rows: np.ndarray) -> None:
+        """Fresh games in these rows: a start position and (against an opponent) the learner's seat."""
+        if rows.size == 0:
+            return
+        if self.starts is None:
+            self.env.states[rows] = np.asarray(self.game.initial_state(), dtype=np.int64)
+        else:
+            self.env.states[rows] = self.starts[self.rng.integers(0, len(self.starts), size=rows.size)]
+        numbers = self.counters["games_started"] + np.arange(rows.size)
+        if self.opponent is not None:
+            seat = self.p.learner_seat
+            self.learner_player[rows] = numbers % 2 if seat == "alternate" else SEATS[seat]
+        self.counters["games_started"] += int(rows.size)
+        self.pend_valid[rows] = False
+
+    # ------------------------------------------------------------------ the loop
+    def train_segment(self, start: int, end: int) -> None:
+        clock = {"act_s": 0.0, "learn_s": 0.0, "engine_s": 0.0}
+        sums = {"loss": torch.zeros((), device=self.device), "q": torch.zeros((), device=self.device)}
+        counts = {"loss": 0, "q": 0}
+        t_start = time.perf_counter()
+        while self.counters["env_steps"] < end:
+            t0 = time.perf_counter()
+            states = self.env.states
+            mover = self.game.to_move_batch(states).astype(np.int64)
+            is_learner = (self.learner_player < 0) | (mover == self.learner_player)
+            mine = np.flatnonzero(is_learner)[: end - self.counters["env_steps"]]
+            theirs = np.flatnonzero(~is_learner)
+            actions = np.zeros(self.env.n, dtype=np.int64)
+            actions[mine] = self._learner_moves(mine, states[mine], mover[mine], sums, counts)
+            if theirs.size:
+                actions[theirs] = self.opponent.act_batch(states[theirs], self.rng)
+            t1 = time.perf_counter()
+            finished, returns = self._step(np.union1d(mine, theirs), actions)
+            t2 = time.perf_counter()
+            self.counters["env_steps"] += int(mine.size)
+            self._finish_games(finished, returns)
+            t3 = time.perf_counter()
+            self._learn_due(int(mine.size), sums, counts)
+            t4 = time.perf_counter()
+            clock["act_s"] += (t1 - t0) + (t3 - t2)
+            clock["engine_s"] += t2 - t1
+            clock["learn_s"] += t4 - t3
+        self._log(start, end, time.perf_counter() - t_start, clock, sums, counts)
+
+    def _learner_moves(self, rows: np.ndarray, states: np.ndarray, mover: np.ndarray, sums: dict,
+                       counts: dict) -> np.ndarray:
+        """Complete the rows' pending transitions into these states, then choose epsilon-greedily."""
+        legal = self.game.legal_mask_batch(states)
+        obs = self.game.encode_batch(states)
+        pend = self.pend_valid[rows]
+        r = rows[pend]
+        self._store(self.folder.push(r, self.pend_obs[r], self.pend_action[r], np.zeros(r.size, np.float32),
+                                     mover[pend] == self.pend_mover[r], obs[pend], legal[pend],
+                                     np.zeros(r.size, np.bool_)))
+        greedy = self._greedy(obs, legal, sums, counts)
+        explore = self.rng.random(rows.size) < self.p.exploration.epsilon(self.counters["env_steps"])
+        actions = np.where(explore, random_legal_actions(legal, self.rng), greedy)
+        self.pend_obs[rows], self.pend_action[rows], self.pend_mover[rows] = obs, actions, mover
+        self.pend_valid[rows] = True
+        return actions
+
+    def _greedy(self, obs: np.ndarray, legal: np.ndarray, sums: dict, counts: dict) -> np.ndarray:
+        """Argmax of the online net over legal actions (one batched forward pass, one transfer back)."""
+        if obs.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        self.online.eval()
+        with torch.no_grad():
+            q = masked(self.online(torch.from_numpy(obs).to(self.device)),
+                       torch.from_numpy(legal).to(self.device))
+            best, arg = q.max(dim=1)
+            sums["q"] += best.sum()
+        counts["q"] += obs.shape[0]
+        return arg.cpu().numpy().astype(np.int64)
+
+    def _step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Step the given rows (all of them, or a subset at a segment's end); (finished, returns) for every row."""
+        n = self.env.n
+        if rows.size == n:
+            return self.env.step(actions)
+        finished, returns = np.zeros(n, dtype=np.bool_), np.zeros((n, 2), dtype=np.float32)
+        if rows.size:
+            sub = self.game.batched(rows.size, auto_reset=False)
+            sub.states[:] = self.env.states[rows]
+            finished[rows], returns[rows] = sub.step(actions[rows])
+            self.env.states[rows] = sub.states
+        return finished, returns
+
+    def _finish_games(self, finished: np.ndarray, returns: np.ndarray) -> None:
+        """Terminal transitions for the games that ended (the pending mover's result), then restart them."""
+        ended = np.flatnonzero(finished)
+        if ended.size == 0:
+            return
+        if self.p.reward == "margin":
+            m = np.asarray(self.game.score_margin_batch(self.env.states[ended]), dtype=np.float32)
+            returns = np.zeros_like(returns)
+            returns[ended, 0], returns[ended, 1] = m, -m
+        r = ended[self.pend_valid[ended]]
+        shape = (r.size, *self.game.encoding_shape)
+        self._store(self.folder.push(
+            r, self.pend_obs[r], self.pend_action[r], returns[r, self.pend_mover[r]].astype(np.float32),
+            np.ones(r.size, np.bool_), np.zeros(shape, np.float32),
+            np.zeros((r.size, self.game.num_actions), np.bool_), np.ones(r.size, np.bool_)))
+        self.counters["games_done"] += int(ended.size)
+        self._restart(ended)
+
+    def _store(self, batch: dict[str, np.ndarray] | None) -> None:
+        if batch is not None and batch["action"].size:
+            self.buffer.add_batch(**batch)
+
+    # ------------------------------------------------------------------ learning
+    def _learn_due(self, env_steps: int, sums: dict, counts: dict) -> None:
+        """The gradient steps these env steps earn (after learning_starts, once a minibatch is stored)."""
+        p = self.p
+        if self.counters["env_steps"] < p.learning_starts or len(self.buffer) < p.batch_size:
+            return
+        self.credit += env_steps * p.gradient_steps / p.train_every
+        while self.credit >= 1.0:
+            self.credit -= 1.0
+            sums["loss"] += self._gradient_step()
+            counts["loss"] += 1
+
+    def _gradient_step(self) -> Tensor:
+        """One minibatch: TD targets, loss, Adam step, clipping, target update; returns the detached loss."""
+        p, dev = self.p, self.device
+        b = {k: torch.from_numpy(v).to(dev) for k, v in self.buffer.sample(p.batch_size, self.rng)._asdict().items()}
+        self.online.eval()
+        with torch.no_grad():
+            y = td_targets(self.online, self.target, b["reward"], b["next_obs"], b["next_legal"], b["done"],
+                           b["same_mover"], p.gamma ** p.n_step, p.double)
+        self.online.train()
+        q = self.online(b["obs"]).gather(1, b["action"].unsqueeze(1)).squeeze(1)
+        loss = nn.functional.smooth_l1_loss(q, y) if p.loss == "huber" else nn.functional.mse_loss(q, y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if p.clip_grad_value is not None:
+            nn.utils.clip_grad_value_(self.online.parameters(), p.clip_grad_value)
+        if p.max_grad_norm is not None:
+            nn.utils.clip_grad_norm_(self.online.parameters(), p.max_grad_norm)
+        self.opt.step()
+        self.counters["grad_steps"] += 1
+        if self.counters["grad_steps"] % p.target_every == 0:
+            self._update_target()
+        return loss.detach()
+
+    def _update_target(self) -> None:
+        if self.p.tau >= 1.0:
+            self.target.load_state_dict(self.online.state_dict())
+            return
+        with torch.no_grad():
+            for t, o in zip(self.target.state_dict().values(), self.online.state_dict().values()):
+                if t.dtype.is_floating_point:
+                    t.lerp_(o, self.p.tau)
+                else:
+                    t.copy_(o)
+
+    def _log(self, start: int, end: int, seconds: float, clock: dict, sums: dict, counts: dict) -> None:
+        metrics = {"epsilon": self.p.exploration.epsilon(end), "env_steps_per_s": (end - start) / max(seconds, 1e-9),
+                   "grad_steps": float(self.counters["grad_steps"]), "replay_size": float(len(self.buffer)),
+                   "games": float(self.counters["games_done"]), **clock}
+        for key in ("loss", "q"):
+            if counts[key]:
+                metrics["loss" if key == "loss" else "mean_q"] = float(sums[key].item()) / counts[key]
+        self.log_metrics(metrics, end)
+
+    # ------------------------------------------------------------------ checkpoints and agents
+    def state_dict(self) -> dict[str, Any]:
+        return {"online": self.online.state_dict(), "target": self.target.state_dict(),
+                "opt": self.opt.state_dict(), "replay": self.buffer.state_dict(), "rng": rng_state_json(self.rng),
+                "env": self.env.states.copy(), "learner_player": self.learner_player.copy(),
+                "pend_obs": self.pend_obs.copy(), "pend_action": self.pend_action.copy(),
+                "pend_mover": self.pend_mover.copy(), "pend_valid": self.pend_valid.copy(),
+                "folder": self.folder.state_dict(), "counters": dict(self.counters), "credit": float(self.credit)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.online.load_state_dict(state["online"])
+        self.target.load_state_dict(state["target"])
+        self.opt.load_state_dict(state["opt"])
+        self.buffer.load_state_dict(state["replay"])
+        self.rng = rng_from_json(state["rng"])
+        self.env.states[:] = np.asarray(state["env"])
+        for name in ("learner_player", "pend_obs", "pend_action", "pend_mover", "pend_valid"):
+            getattr(self, name)[...] = np.asarray(state[name])
+        self.folder.load_state_dict(state["folder"])
+        self.counters = {k: int(v) for k, v in state["counters"].items()}
+        self.credit = float(state["credit"])
+
+    def _meta(self) -> dict[str, Any]:
+        return {"learner": self.name, "seed": self.seed, "params": self.p.model_dump(mode="json"),
+                "steps": self.counters["env_steps"], "games": self.counters["games_done"]}
+
+    def snapshot(self) -> NetworkAgent:
+        """A greedy agent on a CPU copy of the online network (later training does not change it)."""
+        net = copy.deepcopy(self.online).to("cpu").eval()
+        return NetworkAgent(self.game, net, self.config, "greedy", name=self.name, meta=self._meta(), device="cpu")
+
+    def final_agent(self) -> NetworkAgent:
+        agent = self.snapshot()
+        agent.stats = {**self._meta(), "grad_steps": self.counters["grad_steps"]}
+        return agent
+
+
+LEARNER = DQNLearner

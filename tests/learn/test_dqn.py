@@ -1,0 +1,218 @@
+"""DQN: hand-computed TD targets (masking, sign flips, extra turns, terminals, Double DQN, n-step), masked
+acting, bit-identical resume, save/load, one-line errors, and a tiny run that beats random at tic-tac-toe."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from boardrl.agents import make_agent
+from boardrl.agents.learned import load_agent
+from boardrl.errors import BoardRLError
+from boardrl.evaluate.match import play_match
+from boardrl.games import make_game
+from boardrl.learn import LearnError, make_learner
+from boardrl.learn.base import MANIFEST
+from boardrl.learn.dqn import DQNLearner, NStepFolder, td_targets
+
+TTT = make_game("tictactoe")
+NEG = float("-inf")
+
+
+class TableNet(nn.Module):
+    """A fixed 'network': input row i (its first number) -> the i-th row of a Q table."""
+
+    def __init__(self, table: list[list[float]]) -> None:
+        super().__init__()
+        self.table = torch.tensor(table)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.table[x[:, 0].long()]
+
+
+def targets(online_q, target_q, reward, legal, done, same, gamma=0.9, double=True):
+    n = len(reward)
+    return td_targets(TableNet(online_q), TableNet(target_q), torch.tensor(reward), torch.arange(n)[:, None].float(),
+                      torch.tensor(legal), torch.tensor(done), torch.tensor(same), gamma, double).tolist()
+
+
+# ---------------------------------------------------------------------------------------------- TD targets
+def test_dqn_target_masks_illegal_actions_and_flips_sign_for_the_opponent():
+    # row 0: opponent to move in s'; the illegal action 2 has the largest value and must be ignored
+    # row 1: same mover again (extra turn): +gamma * max
+    # row 2: terminal: the reward alone, although s' has values and legal bits
+    q = [[0.5, -0.2, 9.0], [0.1, 0.3, 9.0], [0.7, 0.7, 0.7]]
+    legal = [[True, True, False], [True, True, False], [True, True, True]]
+    y = targets(q, q, [0.0, 0.0, 1.0], legal, [False, False, True], [False, True, False], double=False)
+    assert y == pytest.approx([-0.9 * 0.5, 0.9 * 0.3, 1.0])
+
+
+def test_double_dqn_target_evaluates_the_online_choice_with_the_target_net():
+    online = [[0.0, 1.0, 5.0], [2.0, 0.0, 0.0]]  # online picks 1 (2 is illegal) in row 0, 0 in row 1
+    target = [[0.8, -0.4, 3.0], [-0.6, 0.9, 0.0]]  # the target's own max would be 0.8 and 0.9
+    legal = [[True, True, False], [True, True, True]]
+    y = targets(online, target, [0.0, 0.5], legal, [False, False], [False, True], gamma=1.0)
+    assert y == pytest.approx([0.4, 0.5 - 0.6])
+    plain = targets(online, target, [0.0, 0.5], legal, [False, False], [False, True], gamma=1.0, double=False)
+    assert plain == pytest.approx([-0.8, 0.5 + 0.9])
+
+
+def test_no_legal_next_action_means_no_bootstrap():
+    y = targets([[1.0, 2.0]], [[1.0, 2.0]], [0.25], [[False, False]], [False], [True])
+    assert y == pytest.approx([0.25])
+
+
+# ---------------------------------------------------------------------------------------------- n-step
+def push(folder, row, obs_id, action, reward, same, done, next_id=0):
+    out = folder.push(np.array([row]), np.full((1, 1, 1, 1), obs_id, np.float32), np.array([action]),
+                      np.array([reward], np.float32), np.array([same]), np.full((1, 1, 1, 1), next_id, np.float32),
+                      np.ones((1, 2), bool), np.array([done]))
+    return {k: v.tolist() for k, v in out.items()}
+
+
+def test_n_step_returns_multiply_the_signs_and_flush_at_the_end():
+    """Decisions d0..d3 of one game: d0 -> d1 opponent moves (sign -), d1 -> d2 extra turn (+), d2 -> d3 (-);
+    d3 ends the game with the mover's result +1.  n = 3, gamma = 0.5."""
+    f = NStepFolder(rows=2, n=3, obs_shape=(1, 1, 1), gamma=0.5)
+    assert push(f, 0, 10, 0, 0.0, False, False, 11)["action"] == []
+    assert push(f, 0, 11, 1, 0.0, True, False, 12)["action"] == []
+    first = push(f, 0, 12, 0, 0.0, False, False, 13)  # d0 is complete: bootstrap from d3 with signs - + - = +
+    assert first["obs"] == [[[[10.0]]]] and first["done"] == [False] and first["same_mover"] == [True]
+    assert first["reward"] == [0.0] and first["next_obs"] == [[[[13.0]]]]
+    last = push(f, 0, 13, 1, 1.0, True, True)  # the end: d1, d2, d3 flushed with their exact returns
+    assert [o[0][0][0] for o in last["obs"]] == [11.0, 12.0, 13.0]
+    # d3 (mover won): +1; d2 -> d3 opponent: -0.5; d1 -> d2 same mover: +0.5 * -0.5
+    assert last["reward"] == pytest.approx([-0.25, -0.5, 1.0])
+    assert last["done"] == [True, True, True]
+    assert f.length.tolist() == [0, 0]
+    again = push(f, 0, 20, 0, -1.0, True, True)  # a new game in the same row starts from an empty history
+    assert again["reward"] == [-1.0] and again["obs"] == [[[[20.0]]]]
+
+
+def test_one_step_folder_passes_transitions_through():
+    f = NStepFolder(rows=1, n=1, obs_shape=(1, 1, 1), gamma=0.9)
+    out = push(f, 0, 3, 2, 0.0, False, False, 4)
+    assert out["obs"] == [[[[3.0]]]] and out["same_mover"] == [False] and out["reward"] == [0.0]
+
+
+# ---------------------------------------------------------------------------------------------- the learner
+def setup_learner(game_id: str, **params) -> DQNLearner:
+    learner = DQNLearner()
+    game = make_game(game_id)
+    p = learner.check_params(params)
+    learner.check_game(game, p)
+    opp = learner._make_opponent(game, p.opponent)
+    learner.setup(game, p, 0, opp)
+    return learner
+
+
+def test_greedy_action_is_never_illegal_even_when_illegal_values_are_largest():
+    learner = setup_learner("connect4", network={"body": "mlp", "hidden": [4]})
+    with torch.no_grad():
+        learner.online.head.q.bias.copy_(torch.tensor([100.0, 0, 0, 0, 0, 0, 50.0]))
+    c4 = learner.game
+    states = np.array([c4.replay("111111"), c4.replay("1111117777"), c4.replay("")], dtype=np.int64)
+    sums, counts = {"q": torch.zeros(())}, {"q": 0}
+    acts = learner._greedy(c4.encode_batch(states), c4.legal_mask_batch(states), sums, counts)
+    assert acts[0] == 6 and acts[1] == 6 and acts[2] == 0
+
+
+@pytest.mark.parametrize("game_id,opponent,expect_same", [
+    ("tictactoe", None, {False}), ("tictactoe", "random", {True}), ("dots_and_boxes_2x2", None, {False, True}),
+])
+def test_stored_signs_follow_who_moves_next(game_id, opponent, expect_same):
+    """Self-play tic-tac-toe always hands the move over; a fixed opponent is folded in (always the same
+    mover); Dots and Boxes self-play has both (extra turns)."""
+    learner = setup_learner(game_id, opponent=opponent, steps=400, learning_starts=10_000, parallel_envs=8)
+    learner.train_segment(0, 400)
+    buf = learner.buffer
+    live = ~buf.arrays["done"][: len(buf)]
+    assert set(buf.arrays["same_mover"][: len(buf)][live].tolist()) == expect_same
+    assert learner.counters["env_steps"] == 400
+    rewards = buf.arrays["reward"][: len(buf)]
+    assert set(np.unique(rewards[live]).tolist()) == {0.0} and (~live).any()
+
+
+def test_budget_is_exact_even_when_a_vector_step_would_overshoot():
+    learner = setup_learner("tictactoe", parallel_envs=7, learning_starts=10_000)
+    learner.train_segment(0, 10)
+    assert learner.counters["env_steps"] == 10
+    learner.train_segment(10, 23)
+    assert learner.counters["env_steps"] == 23
+
+
+class Kill(Exception):
+    pass
+
+
+PARAMS = {"steps": 600, "checkpoint_every": 150, "parallel_envs": 8, "learning_starts": 50, "batch_size": 16,
+          "target_every": 20, "n_step": 2, "network": {"body": "mlp", "hidden": [16], "head": "dueling"},
+          "exploration": {"schedule": "linear", "start": 1.0, "end": 0.1, "decay_games": 300}}
+
+
+def run(ckpt, kill_at=None, params=PARAMS, points=(0, 200, 400, 600)):
+    def on_eval(step, agent):
+        if step == kill_at:
+            raise Kill
+        return {"step": step, "move": int(agent.act(TTT.initial_state(), np.random.default_rng(0)))}
+
+    learner = DQNLearner()
+    agent = learner.train(TTT, params, seed=3, checkpoint_dir=ckpt, eval_points=list(points),
+                          on_eval=on_eval)
+    return learner, agent
+
+
+def test_killed_run_resumes_bit_identical(tmp_path):
+    ref, _ = run(tmp_path / "ref")
+    ck = tmp_path / "ck"
+    with pytest.raises(Kill):
+        run(ck, kill_at=400)  # dies at the eval at 400: the last checkpoint is at 300
+    assert json.loads((ck / MANIFEST).read_text())["done"] == 300
+    resumed, _ = run(ck)
+    for name in ("online", "target"):
+        for key, value in getattr(ref, name).state_dict().items():
+            assert torch.equal(value, getattr(resumed, name).state_dict()[key]), (name, key)
+    assert ref.counters == resumed.counters and ref.counters["grad_steps"] > 100
+    for key, arr in ref.buffer.arrays.items():
+        assert np.array_equal(arr, resumed.buffer.arrays[key]), key
+    assert resumed.evaluations == ref.evaluations
+    assert not ck.exists()
+
+
+def test_final_agent_saves_and_loads_with_the_same_values(tmp_path):
+    _, agent = run(tmp_path / "ck", params={**PARAMS, "steps": 100, "learning_starts": 20}, points=[])
+    agent.save(tmp_path / "model")
+    loaded = load_agent(TTT, "dqn", tmp_path / "model")
+    states = np.array([TTT.initial_state(), TTT.replay("5"), TTT.replay("519")], dtype=np.int64)
+    assert np.array_equal(loaded.q_values_batch(states), agent.q_values_batch(states))
+    assert loaded.kind == "network" and loaded.meta["steps"] == 100
+
+
+@pytest.mark.parametrize("game_id,params,match", [
+    ("tictactoe", {"network": "seed999"}, "unknown network preset"),
+    ("tictactoe", {"network": {"body": "mlp", "hiden": [3]}}, "hiden"),
+    ("tictactoe", {"learner_seat": "first"}, "only with an opponent"),
+    ("tictactoe", {"starts": "uci"}, "needs connect4"),
+    ("tictactoe", {"reward": "margin"}, "keeps no score"),
+    ("tictactoe", {"network": {"body": "mlp", "head": "policy_value"}}, "q or dueling"),
+    ("connect4", {"starts": "uci", "uci_path": "/nonexistent/uci.parquet"}, "UCI table not found"),
+    ("tictactoe", {"gamma": 2}, "gamma"),
+])
+def test_bad_params_fail_with_one_line(game_id, params, match):
+    with pytest.raises(BoardRLError, match=match) as err:
+        setup_learner(game_id, **params)
+    assert "\n" not in str(err.value) and isinstance(err.value, LearnError)
+
+
+def test_tiny_self_play_run_beats_random_as_first_player(tmp_path):
+    """Random as X vs random: 71.2% non-losses (exact).  >= 80% over 400 games is > 3.1 standard errors above
+    that (one-sided p < 0.001), so passing means the agent really is better than random."""
+    params = {"steps": 3000, "learning_starts": 200, "target_every": 100,
+              "exploration": {"schedule": "linear", "start": 1.0, "end": 0.1, "decay_games": 2000}}
+    agent = make_learner("dqn").train(TTT, params, seed=0, checkpoint_dir=tmp_path / "ck", eval_points=[])
+    result = play_match(TTT, agent, make_agent(TTT, "random"), 400, seats="a_first", seed=7)
+    assert result.as_first.losses <= 80
