@@ -55,6 +55,8 @@ TARGETS: dict[str, tuple[str, float]] = {
     "tabular.tictactoe_10k_selfplay_s": ("<=", 5.0),
     "tabular.dots_and_boxes_3x3_10k_selfplay_s": ("<=", 30.0),
     "tabular.dots_and_boxes_3x3_10k_margin_transfer_s": ("<=", 30.0),
+    # Connect 4 DQN training, learning included (issue: >= 3,000 environment steps per second on this machine)
+    "dqn.connect4_env_steps_per_s": (">=", 3000.0),
 }
 
 
@@ -250,6 +252,34 @@ def bench_tabular(key: str, repeats: int) -> dict[str, float]:
     return {key: seconds}
 
 
+# ---------------------------------------------------------------------------------------------- DQN
+def bench_dqn(repeats: int) -> dict[str, float]:
+    """The connect4_dqn experiment's learner (params.yaml), 20,000 env steps after 2,000 of warm-up (learning
+    started): env steps per second including learning, and the shares of acting, learning and the engine."""
+    from boardrl.config import load_params
+    from boardrl.games import make_game
+    from boardrl.learn import make_learner
+
+    p = load_params(HERE.parent / "params.yaml")
+    params = p.learner_params("connect4_dqn").model_dump()
+    game = make_game("connect4")
+    runs = []
+    for r in range(max(1, min(repeats, 3))):
+        seen: dict[int, dict[str, float]] = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            make_learner("dqn").train(game, {**params, "steps": 22_000, "checkpoint_every": 2_000}, seed=r,
+                                      checkpoint_dir=Path(tmp), eval_points=[],
+                                      on_metrics=lambda m, step: seen.setdefault(step, {}).update(m))
+        timed = [m for step, m in seen.items() if step > 2_000 and "act_s" in m]  # ten segments of 2,000 steps
+        wall = sum(2_000 / m["env_steps_per_s"] for m in timed)
+        clock = {k: sum(m[k] for m in timed) for k in ("act_s", "learn_s", "engine_s")}
+        runs.append({"rate": 2_000 * len(timed) / wall, **{k: v / wall for k, v in clock.items()}})
+    med = statistics.median(x["rate"] for x in runs)
+    best = min(runs, key=lambda x: abs(x["rate"] - med))
+    return {"dqn.connect4_env_steps_per_s": med, "dqn.connect4_share_act": best["act_s"],
+            "dqn.connect4_share_learn": best["learn_s"], "dqn.connect4_share_engine": best["engine_s"]}
+
+
 # ---------------------------------------------------------------------------------------------- driver
 @dataclass(frozen=True)
 class Bench:
@@ -268,6 +298,8 @@ def all_benches() -> list[Bench]:
     benches.append(Bench(("match.connect4_tactical_vs_random_games_per_s",), bench_match))
     for key in TABULAR:
         benches.append(Bench((key,), lambda r, key=key: bench_tabular(key, r)))
+    benches.append(Bench(("dqn.connect4_env_steps_per_s", "dqn.connect4_share_act", "dqn.connect4_share_learn",
+                          "dqn.connect4_share_engine"), bench_dqn))
     return benches
 
 

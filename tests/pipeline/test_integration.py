@@ -96,7 +96,7 @@ def test_tiny_profile_ran_as_a_dvc_experiment(repo):
     shown = run(dvc("exp", "show", "--json"), repo["path"])
     assert shown.returncode == 0, shown.stderr
     assert "tiny-test" in shown.stdout
-    assert repo["first"].seconds < 180, f"the tiny profile took {repo['first'].seconds:.0f} s"
+    assert repo["first"].seconds < 300, f"the tiny profile took {repo['first'].seconds:.0f} s"
 
 
 def test_data_outputs(repo):
