@@ -86,7 +86,7 @@ def _eval_points(params: dict, exp_id: str) -> list[int]:
 
 def _curve_opponents(params: dict, exp_id: str) -> list[str]:
     e = params["experiments"][exp_id]
-    opps = e.get("opponents") or params["train"]["opponents"][e["game"]]
+    opps = e["opponents"] if e.get("opponents") is not None else params["train"]["opponents"][e["game"]]
     return [o if isinstance(o, str) else o["agent"] for o in opps]
 
 
