@@ -37,7 +37,7 @@ BEST: dict[tuple[str, Kind], str] = {
     ("dots_and_boxes_2x2", "tabular"): "dots_and_boxes_2x2_margin",
     ("dots_and_boxes_3x3", "tabular"): "dots_and_boxes_3x3_transfer",
     ("conniption", "tabular"): "conniption_tabular_q",
-    ("tictactoe", "neural"): "tictactoe_dqn",
+    ("tictactoe", "neural"): "tictactoe_td_lambda",
     ("connect4", "neural"): "connect4_dqn",
     ("dots_and_boxes_3x3", "neural"): "dots_and_boxes_3x3_dqn",
     ("conniption", "neural"): "conniption_dqn",

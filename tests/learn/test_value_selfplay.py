@@ -1,0 +1,133 @@
+"""Seed 003's four tic-tac-toe learners on the Learner base: resume, params, saving, and that they learn."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from boardrl.agents import make_agent
+from boardrl.agents.network import NetworkAgent
+from boardrl.evaluate.match import play_match
+from boardrl.games import make_game
+from boardrl.learn import learner_class
+from boardrl.learn.afterstate import AfterstateAgent
+from boardrl.learn.base import LearnError
+
+TTT = make_game("tictactoe")
+NAMES = ["td0", "td_lambda", "qnet", "dqn_lambda"]
+#: Epochs of 50 games cut by checkpoints every 130 games: partial epochs are resumed mid-way too.
+SMALL = {"games": 400, "games_per_epoch": 50, "updates_per_epoch": 20, "checkpoint_every": 130, "device": "cpu",
+         "buffer": 500}
+POINTS = [0, 200, 400]
+
+
+class Kill(Exception):
+    """Stands for the process dying."""
+
+
+def run(name: str, ckpt, kill_at: int | None = None):
+    def on_eval(done, agent):
+        if done == kill_at:
+            raise Kill
+        states = np.array([TTT.replay(m) for m in ("", "5", "51")], dtype=np.int64)
+        return agent.act_batch(states, np.random.default_rng(0)).tolist()
+
+    learner = learner_class(name)()
+    agent = learner.train(TTT, SMALL, seed=3, checkpoint_dir=ckpt, eval_points=POINTS, on_eval=on_eval)
+    return learner, agent
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path, name):
+    ref, _ = run(name, tmp_path / "ref")
+    with pytest.raises(Kill):
+        run(name, tmp_path / "ck", kill_at=400)  # last checkpoint at 390, inside the 8th epoch
+    resumed, _ = run(name, tmp_path / "ck")
+    assert resumed.resumed_from == 390
+    for key, value in ref.net.state_dict().items():
+        assert torch.equal(value, resumed.net.state_dict()[key]), key
+    assert np.array_equal(ref.memory.arrays["obs"], resumed.memory.arrays["obs"])
+    assert resumed.evaluations == ref.evaluations
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"lam": 1.5}, "td_lambda params: lam: Input should be less than or equal to 1"),
+    ({"network": {"head": "policy_value"}}, "td_lambda params: network: Value error, seed 003's learners need"),
+    ({"games": 0}, "td_lambda params: games: Input should be greater than or equal to 1"),
+    ({"gamma": 2}, "td_lambda params: gamma:"),
+])
+def test_bad_params_are_one_line_errors(params, message):
+    with pytest.raises(LearnError) as err:
+        learner_class("td_lambda")().check_params(params)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_lambda_is_refused_by_one_step_learners():
+    with pytest.raises(LearnError, match="td0 params: lam: Extra inputs are not permitted"):
+        learner_class("td0")().check_params({"lam": 0.5})
+
+
+def test_self_play_only(tmp_path):
+    with pytest.raises(LearnError, match="self-play only"):
+        learner_class("qnet")().train(TTT, {"games": 10}, seed=0, checkpoint_dir=tmp_path, eval_points=[],
+                                      opponent=make_agent(TTT, "random"))
+
+
+@pytest.mark.parametrize("name, kind", [("td_lambda", AfterstateAgent), ("dqn_lambda", NetworkAgent)])
+def test_trained_agents_save_and_load(tmp_path, name, kind):
+    _, agent = run(name, tmp_path / "ck")
+    assert type(agent) is kind
+    agent.save(tmp_path / "m")
+    info = json.loads((tmp_path / "m" / "agent.json").read_text())
+    assert info["kind"] == kind.kind and info["meta"]["games"] == 400
+    back = kind.load(TTT, info, tmp_path / "m")
+    states = np.array([TTT.replay(m) for m in ("", "1", "15", "159")], dtype=np.int64)
+    rng = np.random.default_rng(0)
+    assert np.array_equal(agent.act_batch(states, rng), back.act_batch(states, rng))
+
+
+def test_td_lambda_beats_random_after_3000_games(tmp_path):
+    """Random play scores about 0.65 as first player (SEEDS.md seed 003).  After 3,000 games TD(lambda) must
+    score > 0.80 over 1,000 games as first: a score that high has probability far below 1e-9 for an agent whose
+    true score is 0.65 (binomial-like sd of a 1,000-game mean <= 0.016, so 0.80 is > 9 sd away)."""
+    learner = learner_class("td_lambda")()
+    agent = learner.train(TTT, {"games": 3000, "device": "cpu"}, seed=0, checkpoint_dir=tmp_path / "ck",
+                          eval_points=[])
+    result = play_match(TTT, agent, make_agent(TTT, "random"), 1000, seats="a_first", seed=7)
+    first = result.as_first
+    assert (first.wins + 0.5 * first.draws) / first.games > 0.80
+
+
+def test_the_four_learners_are_discovered_and_the_helpers_are_not():
+    from boardrl.learn import learner_names
+
+    names = set(learner_names())
+    assert set(NAMES) <= names and not names & {"afterstate", "lambda_returns", "value_selfplay"}
+
+
+def test_epsilon_follows_a_decaying_schedule(tmp_path):
+    """Our configuration decays epsilon (seed 003: constant 0.1): each epoch plays at the schedule's epsilon
+    for the games done when it starts, here linear 1.0 -> 0.0 over 200 games in epochs of 50."""
+    seen: dict[int, float] = {}
+    params = {**SMALL, "games": 300, "checkpoint_every": 1000,
+              "exploration": {"schedule": "linear", "start": 1.0, "end": 0.0, "decay_games": 200}}
+    learner_class("td_lambda")().train(TTT, params, seed=0, checkpoint_dir=tmp_path, eval_points=[],
+                                       on_metrics=lambda m, step: seen.update({step: m["epsilon"]}
+                                                                              if "epsilon" in m else {}))
+    assert seen == pytest.approx({50: 1.0, 100: 0.75, 150: 0.5, 200: 0.25, 250: 0.0, 300: 0.0})
+
+
+def test_symmetry_stores_eight_images_of_every_game(tmp_path):
+    params = {**SMALL, "games": 50, "buffer": 100_000, "updates_per_epoch": 0}
+    plain = learner_class("qnet")()
+    plain.train(TTT, {**params, "store_exploratory": True}, seed=1, checkpoint_dir=tmp_path / "a", eval_points=[])
+    sym = learner_class("qnet")()
+    sym.train(TTT, {**params, "store_exploratory": True, "symmetry": True}, seed=1, checkpoint_dir=tmp_path / "b",
+              eval_points=[])
+    n = len(plain.memory)
+    assert len(sym.memory) == 8 * n  # the same 50 games (same seed, no updates), each stored 8 times
+    for key in ("obs", "action", "reward", "next_index"):  # the identity images come first: the original games
+        assert np.array_equal(sym.memory.arrays[key][:n], plain.memory.arrays[key][:n]), key
