@@ -137,6 +137,26 @@ def test_stored_signs_follow_who_moves_next(game_id, opponent, expect_same):
     assert set(np.unique(rewards[live]).tolist()) == {0.0} and (~live).any()
 
 
+def test_boxes_reward_pays_each_box_at_once_and_adds_up_to_the_boxes_played():
+    """Dots and Boxes self-play with ``reward: boxes``: a move earns an extra turn exactly when it completes 1 or
+    2 boxes, so a live transition pays 1-2 with the same mover and 0 when the move passes; the last move always
+    completes a box.  Summed, the stored rewards are the boxes of the finished games (4 each on 2x2) plus the
+    boxes of the games in flight, less those taken by the moves still pending."""
+    learner = setup_learner("dots_and_boxes_2x2", reward="boxes", gamma=1.0, steps=500, learning_starts=10_000,
+                            parallel_envs=8)
+    learner.train_segment(0, 500)
+    a, n = learner.buffer.arrays, len(learner.buffer)
+    reward, same, done = a["reward"][:n], a["same_mover"][:n], a["done"][:n]
+    assert set(reward[~done & same].tolist()) <= {1.0, 2.0} and (~done & same).any()
+    assert set(reward[~done & ~same].tolist()) == {0.0}
+    assert set(reward[done].tolist()) <= {1.0, 2.0} and done.any()
+    states = learner.env.states
+    in_flight = float((states[:, 2] + states[:, 3]).sum())
+    pending = learner._margin(states, learner.pend_mover) - learner.pend_margin
+    expected = 4.0 * learner.counters["games_done"] + in_flight - float(pending[learner.pend_valid].sum())
+    assert float(reward.sum()) == expected
+
+
 def test_budget_is_exact_even_when_a_vector_step_would_overshoot():
     learner = setup_learner("tictactoe", parallel_envs=7, learning_starts=10_000)
     learner.train_segment(0, 10)
@@ -198,6 +218,7 @@ def test_final_agent_saves_and_loads_with_the_same_values(tmp_path):
     ("tictactoe", {"learner_seat": "first"}, "only with an opponent"),
     ("tictactoe", {"starts": "uci"}, "needs connect4"),
     ("tictactoe", {"reward": "margin"}, "keeps no score"),
+    ("connect4", {"reward": "boxes"}, "keeps no score"),
     ("tictactoe", {"network": {"body": "mlp", "head": "policy_value"}}, "q or dueling"),
     ("connect4", {"starts": "uci", "uci_path": "/nonexistent/uci.parquet"}, "UCI table not found"),
     ("tictactoe", {"gamma": 2}, "gamma"),

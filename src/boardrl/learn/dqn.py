@@ -16,6 +16,12 @@ the online network picks ``a*`` = argmax over legal actions, the target network 
 n-step returns fold n consecutive decisions of one game: G = r_0 + gamma s_0 (r_1 + gamma s_1 (...)) with the
 signs multiplied along the way, bootstrapping with gamma^n times the product of all n signs.
 
+With ``reward: boxes`` every transition pays r = the change of the mover's score margin from s to s' (the
+boxes it took minus those the opponent took in between; at the end, up to the final score), so with gamma 1
+Q is the margin still to win, as in the tabular learners' margin reward (dots_table, tabular_q).  The greedy
+policy is the one of ``reward: margin`` (the two returns differ by the margin already on the board), but a
+box taken is rewarded at once instead of at the game's end, 20-odd decisions later.
+
 **Fixed opponent (``opponent: <agent spec>``; seed 000's FixedGameMDP).**  The opponent's replies are folded
 into the transition: s' is the learner's next decision state (or the end), so the sign is always +1.
 ``learner_seat`` picks which player the learner is (alternate: by game number).
@@ -96,8 +102,9 @@ class DQNParams(LearnerParams):
     starts: Literal["uci"] | None = Field(None, description="null: the initial position; uci: a uniformly "
                                           "drawn UCI 8-ply Connect 4 position per game (seed 000 exp 04)")
     uci_path: str = Field(str(UCI_TABLE), description="the UCI table (prepare stage) for starts: uci")
-    reward: Literal["result", "margin"] = Field("result", description="terminal reward: the mover's result "
-                                                "(+1/0/-1) or the final score margin (Dots and Boxes)")
+    reward: Literal["result", "margin", "boxes"] = Field(
+        "result", description="the mover's result (+1/0/-1) or final score margin at the end; boxes: each "
+        "transition pays the change of the mover's score margin (Q = margin to go, the tables' margin reward)")
     parallel_envs: int = Field(64, ge=1, description="games played side by side on the batched engine")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (auto: CUDA when present)")
     threads: int = Field(1, ge=1, description="torch CPU threads; 1 because these small nets ran 27x slower "
@@ -237,8 +244,8 @@ class DQNLearner(Learner):
     def check_game(self, game: Game, params: DQNParams) -> None:
         if params.starts == "uci" and game.game_id != "connect4":
             raise LearnError(f"dqn starts 'uci' needs connect4, not {game.game_id}")
-        if params.reward == "margin" and game.score_margin(game.initial_state()) is None:
-            raise LearnError(f"dqn reward 'margin': {game.game_id} keeps no score; use reward 'result'")
+        if params.reward != "result" and game.score_margin(game.initial_state()) is None:
+            raise LearnError(f"dqn reward {params.reward!r}: {game.game_id} keeps no score; use reward 'result'")
         try:
             config = resolve_network(params.network, game)
             build_network(config, game.encoding_shape, game.num_actions)
@@ -269,6 +276,7 @@ class DQNLearner(Learner):
         self.pend_action = np.zeros(n, dtype=np.int64)
         self.pend_mover = np.zeros(n, dtype=np.int64)
         self.pend_valid = np.zeros(n, dtype=np.bool_)
+        self.pend_margin = np.zeros(n, dtype=np.float32)  # reward boxes: the pending mover's margin at s
         self.counters = {"env_steps": 0, "grad_steps": 0, "games_started": 0, "games_done": 0}
         self.credit = 0.0
         self._restart(np.arange(n))
@@ -325,15 +333,25 @@ class DQNLearner(Learner):
         obs = self.game.encode_batch(states)
         pend = self.pend_valid[rows]
         r = rows[pend]
-        self._store(self.folder.push(r, self.pend_obs[r], self.pend_action[r], np.zeros(r.size, np.float32),
+        margin = self._margin(states, mover)
+        gained = self._margin(states[pend], self.pend_mover[r]) - self.pend_margin[r]
+        self._store(self.folder.push(r, self.pend_obs[r], self.pend_action[r], gained,
                                      mover[pend] == self.pend_mover[r], obs[pend], legal[pend],
                                      np.zeros(r.size, np.bool_)))
         greedy = self._greedy(obs, legal, sums, counts)
         explore = self.rng.random(rows.size) < self.p.exploration.epsilon(self.counters["env_steps"])
         actions = np.where(explore, random_legal_actions(legal, self.rng), greedy)
         self.pend_obs[rows], self.pend_action[rows], self.pend_mover[rows] = obs, actions, mover
+        self.pend_margin[rows] = margin
         self.pend_valid[rows] = True
         return actions
+
+    def _margin(self, states: np.ndarray, player: np.ndarray) -> np.ndarray:
+        """(N,) float32 score margin of ``player`` in each state with ``reward: boxes``; zeros otherwise."""
+        if self.p.reward != "boxes":
+            return np.zeros(len(states), dtype=np.float32)
+        m = np.asarray(self.game.score_margin_batch(states), dtype=np.float32)
+        return np.where(np.asarray(player) == 0, m, -m).astype(np.float32)
 
     def _greedy(self, obs: np.ndarray, legal: np.ndarray, sums: dict, counts: dict) -> np.ndarray:
         """Argmax of the online net over legal actions (one batched forward pass, one transfer back)."""
@@ -372,8 +390,12 @@ class DQNLearner(Learner):
             returns[ended, 0], returns[ended, 1] = m, -m
         r = ended[self.pend_valid[ended]]
         shape = (r.size, *self.game.encoding_shape)
+        if self.p.reward == "boxes":
+            final = self._margin(self.env.states[r], self.pend_mover[r]) - self.pend_margin[r]
+        else:
+            final = returns[r, self.pend_mover[r]].astype(np.float32)
         self._store(self.folder.push(
-            r, self.pend_obs[r], self.pend_action[r], returns[r, self.pend_mover[r]].astype(np.float32),
+            r, self.pend_obs[r], self.pend_action[r], final,
             np.ones(r.size, np.bool_), np.zeros(shape, np.float32),
             np.zeros((r.size, self.game.num_actions), np.bool_), np.ones(r.size, np.bool_)))
         self.counters["games_done"] += int(ended.size)
@@ -445,6 +467,7 @@ class DQNLearner(Learner):
                 "env": self.env.states.copy(), "learner_player": self.learner_player.copy(),
                 "pend_obs": self.pend_obs.copy(), "pend_action": self.pend_action.copy(),
                 "pend_mover": self.pend_mover.copy(), "pend_valid": self.pend_valid.copy(),
+                "pend_margin": self.pend_margin.copy(),
                 "folder": self.folder.state_dict(), "counters": dict(self.counters), "credit": float(self.credit)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -454,7 +477,7 @@ class DQNLearner(Learner):
         self.buffer.load_state_dict(state["replay"])
         self.rng = rng_from_json(state["rng"])
         self.env.states[:] = np.asarray(state["env"])
-        for name in ("learner_player", "pend_obs", "pend_action", "pend_mover", "pend_valid"):
+        for name in ("learner_player", "pend_obs", "pend_action", "pend_mover", "pend_valid", "pend_margin"):
             getattr(self, name)[...] = np.asarray(state[name])
         self.folder.load_state_dict(state["folder"])
         self.counters = {k: int(v) for k, v in state["counters"].items()}
