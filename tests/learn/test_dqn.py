@@ -17,7 +17,7 @@ from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.learn import LearnError, make_learner
 from boardrl.learn.base import MANIFEST
-from boardrl.learn.dqn import DQNLearner, NStepFolder, td_targets
+from boardrl.learn.dqn import DQNLearner, NStepFolder, seed001_targets, td_targets
 
 TTT = make_game("tictactoe")
 NEG = float("-inf")
@@ -64,6 +64,23 @@ def test_double_dqn_target_evaluates_the_online_choice_with_the_target_net():
 def test_no_legal_next_action_means_no_bootstrap():
     y = targets([[1.0, 2.0]], [[1.0, 2.0]], [0.25], [[False, False]], [False], [True])
     assert y == pytest.approx([0.25])
+
+
+def test_seed001_target_adds_q_itself_and_tanh_of_the_reward():
+    """Seed 001's conditional minimax target: Q(s,a) + tanh(r) + gamma * phi * max_legal Q(s'); 0 after the end."""
+    q_sa = torch.tensor([0.2, -0.1, 0.4])
+    tq = [[0.5, -0.2, 9.0], [0.1, 0.3, 9.0], [0.7, 0.7, 0.7]]  # action 2 illegal in rows 0 and 1
+    legal = torch.tensor([[True, True, False], [True, True, False], [True, True, True]])
+    y = seed001_targets(q_sa, TableNet(tq), torch.tensor([0.0, 0.0, 1.0]), torch.arange(3)[:, None].float(), legal,
+                        torch.tensor([False, False, True]), torch.tensor([False, True, False]), 0.6).tolist()
+    assert y == pytest.approx([0.2 - 0.6 * 0.5, -0.1 + 0.6 * 0.3, 0.4 + np.tanh(1.0)])
+
+
+def test_seed001_target_trains_on_dots_and_boxes(tmp_path):
+    g = make_game("dots_and_boxes_2x2")
+    agent = make_learner("dqn").train(g, {"steps": 600, "learning_starts": 100, "target": "seed001",
+                                          "checkpoint_every": 600}, seed=0, checkpoint_dir=tmp_path, eval_points=[])
+    assert np.isfinite(agent.value_batch(np.array([g.initial_state()], dtype=np.int64))).all()
 
 
 # ---------------------------------------------------------------------------------------------- n-step

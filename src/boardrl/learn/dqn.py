@@ -88,6 +88,9 @@ class DQNParams(LearnerParams):
     tau: float = Field(1.0, gt=0.0, le=1.0, description="1: hard copy; < 1: Polyak step target += tau (online - "
                        "target) every target_every gradient steps")
     double: bool = Field(True, description="Double DQN: online argmax over legal next actions, target evaluates")
+    target: Literal["standard", "seed001"] = Field(
+        "standard", description="standard TD target, or seed 001's 'conditional minimax' target "
+        "Q(s,a) + tanh(r) + gamma * phi * max_a' Q(s',a') (phi = +1 same mover, -1 opponent; its own step shape)")
     n_step: int = Field(1, ge=1, le=64, description="decisions folded into one return (signs handled)")
     loss: Literal["huber", "mse"] = Field("huber", description="TD loss (seed 002: mse)")
     max_grad_norm: float | None = Field(10.0, gt=0.0, description="clip the gradient norm (null: off)")
@@ -155,6 +158,20 @@ def td_targets(online: nn.Module, target: nn.Module, reward: Tensor, next_obs: T
     bootstrap = ~done & next_legal.any(dim=1)
     sign = torch.where(same_mover, 1.0, -1.0)
     return reward + torch.where(bootstrap, gamma_n * sign * value, torch.zeros_like(value))
+
+
+def seed001_targets(q_sa: Tensor, target: nn.Module, reward: Tensor, next_obs: Tensor, next_legal: Tensor,
+                    done: Tensor, same_mover: Tensor, gamma_n: float) -> Tensor:
+    """Seed 001's "conditional minimax" target (SEEDS.md, Seed 001, Target): y = Q(s,a) + tanh(r) + gamma * phi *
+    max over legal a' of Q_target(s', a'), phi = +1 when the learner moves again, -1 otherwise, 0 after the end.
+
+    Kept as the seed wrote it (Q(s,a) itself is part of the target, so the step is not a standard TD error);
+    only the max is masked to legal actions, as the seed's greedy play was.
+    """
+    value = masked(target(next_obs), next_legal).amax(dim=1)
+    bootstrap = ~done & next_legal.any(dim=1)
+    sign = torch.where(same_mover, 1.0, -1.0)
+    return q_sa + torch.tanh(reward) + torch.where(bootstrap, gamma_n * sign * value, torch.zeros_like(q_sa))
 
 
 # ---------------------------------------------------------------------------------------------- n-step returns
@@ -423,8 +440,13 @@ class DQNLearner(Learner):
         b = {k: torch.from_numpy(v).to(dev) for k, v in self.buffer.sample(p.batch_size, self.rng)._asdict().items()}
         self.online.eval()
         with torch.no_grad():
-            y = td_targets(self.online, self.target, b["reward"], b["next_obs"], b["next_legal"], b["done"],
-                           b["same_mover"], p.gamma ** p.n_step, p.double)
+            if p.target == "seed001":
+                q_sa = self.online(b["obs"]).gather(1, b["action"].unsqueeze(1)).squeeze(1)
+                y = seed001_targets(q_sa, self.target, b["reward"], b["next_obs"], b["next_legal"], b["done"],
+                                    b["same_mover"], p.gamma ** p.n_step)
+            else:
+                y = td_targets(self.online, self.target, b["reward"], b["next_obs"], b["next_legal"], b["done"],
+                               b["same_mover"], p.gamma ** p.n_step, p.double)
         self.online.train()
         q = self.online(b["obs"]).gather(1, b["action"].unsqueeze(1)).squeeze(1)
         loss = nn.functional.smooth_l1_loss(q, y) if p.loss == "huber" else nn.functional.mse_loss(q, y)
