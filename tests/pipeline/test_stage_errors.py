@@ -87,8 +87,8 @@ def test_bad_params_stop_the_stage(project, script, change, key, problem):
 
 @pytest.mark.parametrize("script", ["train.py", "evaluate.py"])
 def test_an_experiment_not_in_params_is_refused(project, script):
-    res = run_stage(project, f"pipeline/{script}", "--experiment", "conniption_tabular_q")
-    assert_refused(res, project, "experiments", f"no experiment 'conniption_tabular_q'; configured: {TTT}, {DAB}")
+    res = run_stage(project, f"pipeline/{script}", "--experiment", "no_such_experiment")
+    assert_refused(res, project, "experiments", f"no experiment 'no_such_experiment'; configured: {TTT}, {DAB}, ")
 
 
 def test_bad_worker_processes_stop_the_stage(project):
