@@ -131,3 +131,25 @@ def test_symmetry_stores_eight_images_of_every_game(tmp_path):
     assert len(sym.memory) == 8 * n  # the same 50 games (same seed, no updates), each stored 8 times
     for key in ("obs", "action", "reward", "next_index"):  # the identity images come first: the original games
         assert np.array_equal(sym.memory.arrays[key][:n], plain.memory.arrays[key][:n]), key
+
+
+def test_updates_wait_for_the_end_of_an_epoch_whatever_the_segments():
+    """Curve points and checkpoints end segments inside epochs; the updates of an epoch all come at its end."""
+    from types import SimpleNamespace
+
+    from boardrl.learn.value_selfplay import SelfPlayValueLearner
+
+    learner = SimpleNamespace(p=SimpleNamespace(games_per_epoch=100, updates_per_epoch=300, games=1050))
+    due = lambda g, end: SelfPlayValueLearner._updates_due(learner, g, end)  # noqa: E731
+    assert [due(200, 220), due(220, 300), due(0, 100)] == [0, 300, 300]
+    assert due(1000, 1050) == 150  # the last, partial epoch of the run: its pro-rated share
+    cuts = [0, 100, 220, 460, 1000, 1050]  # segment ends of a real curve
+    flat = [(g, min(1050, g + 100)) for g in range(0, 1050, 100)]
+    pieces = []
+    for a, b in zip(cuts, cuts[1:]):
+        g = a
+        while g < b:
+            end = min(b, (g // 100 + 1) * 100)
+            pieces.append((g, end))
+            g = end
+    assert sum(due(*c) for c in pieces) == sum(due(*c) for c in flat) == 10 * 300 + 150

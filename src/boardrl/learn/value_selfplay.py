@@ -168,7 +168,7 @@ class SelfPlayValueLearner(Learner):
             chunk_end = min(end, (g // per + 1) * per)
             eps = self.p.exploration.epsilon(g)
             self.memory.add(self._play(chunk_end - g, eps))
-            updates = self.p.updates_per_epoch * chunk_end // per - self.p.updates_per_epoch * g // per
+            updates = self._updates_due(g, chunk_end)
             if self.lambda_returns and updates:
                 self._refresh_returns()
             losses = [self._update() for _ in range(updates) if len(self.memory) >= self.p.batch]
@@ -177,6 +177,20 @@ class SelfPlayValueLearner(Learner):
             g = self.games_done = chunk_end
             if losses:
                 self.log_metrics({"loss": float(np.mean(losses)), "epsilon": eps}, g)
+
+    def _updates_due(self, g: int, chunk_end: int) -> int:
+        """The SGD updates after games g .. chunk_end: a whole epoch's when an epoch completes, none mid-epoch.
+
+        Why: a training segment ends at every learning-curve point and checkpoint, often inside an epoch; updating
+        there would make the curve points change the training.  So updates wait for the epoch's end, and only
+        the last, partial epoch of a run (games not a multiple of games_per_epoch) gets its pro-rated share.
+        """
+        per, total = self.p.games_per_epoch, self.p.games
+        if chunk_end % per == 0:
+            return self.p.updates_per_epoch
+        if chunk_end == total:
+            return self.p.updates_per_epoch * (total % per) // per
+        return 0
 
     def _scores(self, states: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """(N, A) what greedy play maximises: afterstate values or Q values, for the player to move."""
