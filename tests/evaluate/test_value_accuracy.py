@@ -68,7 +68,8 @@ def test_an_oracle_value_is_right_on_every_label(table):
     for lab, n in COUNTS.items():
         block = d["per_label"][lab]
         assert (block["rate"], block["correct"], block["n"], block["ci"][1]) == (1.0, n, n, 1.0)
-        assert 1 - block["ci"][0] < 3.9 / n  # Wilson at 100%: 1 - lo = z^2 / (n + z^2) = 3.84 / (n + 3.84)
+        z2 = 1.959963984540054 ** 2  # Wilson at 100%: 1 - lo = z^2 / (n + z^2) exactly
+        assert 1 - block["ci"][0] == pytest.approx(z2 / (n + z2), rel=1e-9)
     assert d["confusion"] == {t: {p: (COUNTS[t] if p == t else 0) for p in ("win", "loss", "draw")} for t in COUNTS}
     assert d["balanced_accuracy"] == 1.0 and d["fitted"]["accuracy"] == 1.0
     assert d["mean_value"] == {"win": 1.0, "loss": -1.0, "draw": 0.0}

@@ -200,6 +200,7 @@ def baseline_tournament() -> dict[str, Any]:
     pairing = {"first": "random", "second": "random", "games": 10000, "first_wins": 5914, "draws": 1208,
                "second_wins": 2878, "mean_length": 7.6}
     return {"tournament": BASELINE, "game": "tictactoe", "agents": ["random"], "games": 10000, "seed": 0,
-            "pairings": [pairing], "totals": {},
+            "pairings": [pairing],
+            "totals": {"random": {"first": {"wins": 0, "games": 0}, "second": {"wins": 0, "games": 0}}},
             "provenance": {"profile": "default", "seconds": 1.0, "git_commit": COMMIT,
                            "mlflow_run_id": run_id("tournament", BASELINE, 0)}}

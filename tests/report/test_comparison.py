@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from boardrl.report.comparison import Pooled, verdict, wilson
+from boardrl.evaluate.stats import wilson_interval as wilson
+from boardrl.report.comparison import Pooled, verdict
 from boardrl.report.seeds import SEED_NUMBERS
 
 
@@ -15,7 +16,7 @@ def _row(**changes):
     return dataclasses.replace(base, **changes)
 
 
-def test_wilson_matches_the_known_interval():
+def test_the_table_uses_the_known_wilson_interval():
     lo, hi = wilson(0, 100)
     assert lo == 0.0 and hi == pytest.approx(0.0370, abs=1e-4)  # 0 of 100: [0, 3.7%]
     lo, hi = wilson(50, 100)

@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from boardrl.errors import BoardRLError
+from boardrl.evaluate.stats import wilson_interval, z_for
 from boardrl.report.document import Inline, Span, Table, text
 from boardrl.report.links import Links
 from boardrl.report.results import Experiment, finite
 from boardrl.report.sections import SEAT_NAMES, budget_text
 from boardrl.report.seeds import BEST, LEARNER_KINDS, SEED_NUMBERS, SeedNumber
 
-Z95 = 1.959963984540054
+Z95 = z_for(0.95)
 TOURNAMENT = "tournament:"
 #: Rounding slack when a published figure sits on an interval's end (0 of 100 games: [0, 3.7%], lower end 0).
 EDGE = 1e-9
@@ -59,22 +60,11 @@ class Pooled:
             half = Z95 * math.sqrt(max(second - mean * mean, 0.0) / n)
             return mean, max(0.0, mean - half), min(1.0, mean + half)
         k = {"win": self.wins, "win_draw": self.wins + self.draws, "loss": self.losses}[what]
-        return (k / n, *wilson(k, n))
+        return (k / n, *wilson_interval(k, n))
 
     def wdl_text(self) -> str:
         n = self.games
         return " / ".join(f"{100 * c / n:.2f}" for c in (self.wins, self.draws, self.losses))
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """95% Wilson score interval of k successes in n trials."""
-    p = k / n
-    denom = 1 + Z95 ** 2 / n
-    centre = (p + Z95 ** 2 / (2 * n)) / denom
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / denom
-    lo = 0.0 if k == 0 else max(0.0, centre - half)  # exact ends: no rounding crumbs at 0 or n successes
-    hi = 1.0 if k == n else min(1.0, centre + half)
-    return lo, hi
 
 
 def _counts(stats: dict[str, Any]) -> tuple[int, int, int]:

@@ -383,7 +383,7 @@ def finite(x: Any) -> float | None:
 
 
 # ---------------------------------------------------------------------------------------------- tournaments
-TOURNAMENT_KEYS = ("tournament", "game", "agents", "games", "pairings", "provenance")
+TOURNAMENT_KEYS = ("tournament", "game", "agents", "games", "pairings", "totals", "provenance")
 PAIRING_KEYS = ("first", "second", "games", "first_wins", "draws", "second_wins")
 
 
@@ -398,6 +398,9 @@ def read_tournament(path: Path) -> dict[str, Any]:
             raise ReportError(f"{path}: pairings[{i}] needs the keys {', '.join(PAIRING_KEYS)}")
         if p["first_wins"] + p["draws"] + p["second_wins"] != p["games"]:
             raise ReportError(f"{path}: pairings[{i}]: wins, draws and losses do not add up to its games")
+    for agent in data["agents"]:
+        if not all("wins" in (data["totals"].get(agent) or {}).get(seat, {}) for seat in ("first", "second")):
+            raise ReportError(f"{path}: totals.{agent} needs wins and games for the seats first and second")
     return data
 
 

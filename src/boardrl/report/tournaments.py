@@ -40,7 +40,8 @@ def matrix_table(t: dict[str, Any], published: dict[tuple[str, str], tuple[int, 
 
 
 def _seat_total(pairs: dict[tuple[str, str], tuple[int, int]], agent: str, seat: str) -> tuple[int, int]:
-    """(wins, games) of ``agent`` in ``seat`` over pairings with other agents."""
+    """(wins, games) of ``agent`` in ``seat`` over the seed's pairings with other agents (the seed's table has
+    no draws, so a pairing's games are its two win counts; our totals come with the stage's file)."""
     wins = games = 0
     for (a, b), (wa, wb) in pairs.items():
         if a == b:
@@ -54,14 +55,13 @@ def _seat_total(pairs: dict[tuple[str, str], tuple[int, int]], agent: str, seat:
 
 def totals_table(t: dict[str, Any], published: dict[tuple[str, str], tuple[int, int]] | None) -> Table:
     """Each agent's wins per seat against the others (self-pairings left out), ours and the seed's."""
-    ours = {(p["first"], p["second"]): (p["first_wins"], p["second_wins"]) for p in t["pairings"]}
     draws = sum(p["draws"] for p in t["pairings"])
     rows = []
     for a in t["agents"]:
         row: list[Inline] = [[Span(a, code=True)]]
         for seat in ("first", "second"):
-            w, g = _seat_total(ours, a, seat)
-            row.append(text(f"{w} of {g}"))
+            ours = t["totals"][a][seat]  # the stage's seat totals (evaluate.tournament.seat_totals)
+            row.append(text(f"{ours['wins']} of {ours['games']}"))
             if published is not None:
                 sw, sg = _seat_total(published, a, seat)
                 row.append(text(f"{sw} of {sg}"))
