@@ -332,6 +332,7 @@ LOADERS: dict[str, Callable[[Game, dict, Path], Agent]] = {
     "seed004_q": _lazy("boardrl.learn.seed004_q", "Seed004QAgent"),
     "dots_table": _lazy("boardrl.agents.dots_table", "DotsTableAgent"),
     "afterstate_network": _lazy("boardrl.learn.afterstate", "AfterstateAgent"),
+    "alphazero": _lazy("boardrl.agents.alphazero", "AlphaZeroAgent"),
 }
 
 

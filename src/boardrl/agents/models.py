@@ -1,9 +1,10 @@
-"""Trained models as agents by name: ``model:<experiment id>[,seed=K]`` or ``model:<path to a model directory>``.
+"""Trained models as agents by name: ``model:<experiment id>[,seed=K][,simulations=N]`` or ``model:<path>``.
 
 Why here: a trained model must be usable wherever agents are named (ladder opponents in params, ``make_agent``,
 ``boardrl match``, ``boardrl play``), through the same registry as the built-in players.  An experiment id is
 looked up under ``<project>/models/<id>/seed-<K>/model`` (the project is ``$BOARDRL_ROOT``, else the current
-directory, where DVC runs every stage); without ``seed=`` the lowest trained seed is used.
+directory, where DVC runs every stage); without ``seed=`` the lowest trained seed is used.  ``simulations=N``
+sets the search budget of an agent that searches (AlphaZero) and is refused for the others.
 """
 
 from __future__ import annotations
@@ -28,19 +29,31 @@ def project_root() -> Path:
     return Path(os.environ.get(ROOT_ENV) or Path.cwd())
 
 
+MODEL_OPTIONS = ("seed", "simulations")
+
+
 def parse_model_spec(spec: str) -> tuple[str, int | None]:
-    """(target, seed or None) of ``model:<target>[,seed=K]``; one-line ``BoardRLError`` when malformed."""
+    """(target, seed or None) of ``model:<target>[,seed=K][,simulations=N]``; one-line error when malformed."""
+    target, options = parse_model_options(spec)
+    return target, options.get("seed")
+
+
+def parse_model_options(spec: str) -> tuple[str, dict[str, int]]:
+    """(target, {option: whole number}) of a model spec; the options are ``MODEL_OPTIONS``."""
     body = spec.strip()[len(PREFIX):]
-    target, *options = [part.strip() for part in body.split(",")]
+    target, *parts = [part.strip() for part in body.split(",")]
     if not target:
         raise BoardRLError(f"agent spec {spec!r}: name an experiment id or a model directory after 'model:'")
-    seed = None
-    for opt in options:
-        key, _, value = opt.partition("=")
-        if key.strip() != "seed" or not value.strip().isdigit():
-            raise BoardRLError(f"agent spec {spec!r}: {opt!r} is not seed=<whole number> (the only option)")
-        seed = int(value)
-    return target, seed
+    options: dict[str, int] = {}
+    for opt in parts:
+        key, _, value = (x.strip() for x in opt.partition("="))
+        if key not in MODEL_OPTIONS or not value.isdigit():
+            raise BoardRLError(f"agent spec {spec!r}: {opt!r} is not seed=<whole number> or "
+                               "simulations=<whole number>")
+        options[key] = int(value)
+    if options.get("simulations") == 0:
+        raise BoardRLError(f"agent spec {spec!r}: simulations must be at least 1")
+    return target, options
 
 
 def model_dir(spec: str, root: Path | None = None) -> Path:
@@ -67,5 +80,11 @@ def load_model_agent(game: Game, spec: str) -> Agent:
     from boardrl.agents.learned import load_agent
 
     agent = load_agent(game, None, model_dir(spec))
+    simulations = parse_model_options(spec)[1].get("simulations")
+    if simulations is not None:
+        if not hasattr(agent, "with_simulations"):
+            raise BoardRLError(f"agent spec {spec!r}: simulations= applies to agents that search (AlphaZero); "
+                               f"this model is a {getattr(agent, 'kind', type(agent).__name__)} agent")
+        agent = agent.with_simulations(simulations)
     agent.name = spec.strip()
     return agent

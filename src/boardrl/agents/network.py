@@ -224,7 +224,12 @@ class NetworkAgent(Agent):
             "network": self.config.model_dump(),
             "policy": self.settings.model_dump(),
             "meta": self.meta,
+            **self.extra_info(),
         })
+
+    def extra_info(self) -> dict[str, Any]:
+        """More agent.json fields a subclass saves (AlphaZeroAgent: its search settings); none here."""
+        return {}
 
     @classmethod
     def load(

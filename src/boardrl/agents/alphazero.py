@@ -1,0 +1,90 @@
+"""AlphaZeroAgent: a policy/value network played through the batched PUCT search (agents/puct.py).
+
+Why a NetworkAgent subclass: the same network is two players -- the search (``simulations`` per move, the
+strong one) and the raw policy (``network_agent()``, no search) -- and the report measures both; saving,
+loading and ``value_batch`` (the network's value, for value accuracy) are the network agent's.  ``act_batch``
+runs one search over all the rows a match hands it, so the network sees batches of rows x ``leaves_per_wave``
+positions; ``act`` is the one-row case.  The move is the most visited root action (ties: the higher prior, then
+the lower action), deterministic given the network: temperature belongs to self-play, not to evaluation.
+
+Saved as kind ``alphazero`` with the search settings in agent.json, so ``model:<experiment>`` plays with the
+simulations it was trained for and ``model:<experiment>,simulations=800`` overrides them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from boardrl.agents.network import NetworkAgent
+from boardrl.agents.puct import NetworkEvaluator, SearchSettings, search
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
+
+#: Roots searched together at most (memory: rows x (simulations + 1) x actions per tree array).
+MAX_TREES = 512
+
+
+class AlphaZeroAgent(NetworkAgent):
+    """PUCT search with a policy/value network evaluator (see the module docstring)."""
+
+    kind = "alphazero"
+
+    def __init__(self, game: Game, network: torch.nn.Module, config: Any, settings: SearchSettings,
+                 name: str = "alphazero", meta: dict | None = None, device: Any = None) -> None:
+        super().__init__(game, network, config, "greedy", name=name, meta=meta, device=device)
+        if self.config.head != "policy_value":
+            raise BoardRLError(f"{name}: AlphaZero needs a policy_value network, not a {self.config.head} head")
+        self.network.eval()
+        self.settings_search = replace(settings, noise=0.0)
+        self.evaluator = NetworkEvaluator(game, self.network, self.device)
+
+    @property
+    def simulations(self) -> int:
+        return self.settings_search.simulations
+
+    def with_simulations(self, simulations: int, name: str | None = None) -> "AlphaZeroAgent":
+        """The same network (shared) searching ``simulations`` per move."""
+        settings = replace(self.settings_search, simulations=int(simulations))
+        return AlphaZeroAgent(self.game, self.network, self.config, settings, name or self.name, self.meta,
+                              self.device)
+
+    def network_agent(self, name: str | None = None) -> NetworkAgent:
+        """The raw policy: the most probable legal move of the network, no search."""
+        return NetworkAgent(self.game, self.network, self.config, "greedy", name=name or f"{self.name} (network)",
+                            meta=self.meta, device=self.device)
+
+    # ------------------------------------------------------------------ acting
+    def act_batch(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        rows = self._rows(states)
+        out = np.empty(len(rows), dtype=np.int64)
+        for lo in range(0, len(rows), MAX_TREES):
+            trees = search(self.game, rows[lo:lo + MAX_TREES], self.evaluator, self.settings_search, rng)
+            out[lo:lo + MAX_TREES] = most_visited(trees.root_visits(), trees.prior[:, 0, :])
+        return out
+
+    # ------------------------------------------------------------------ saving
+    def extra_info(self) -> dict[str, Any]:
+        return {"search": asdict(self.settings_search)}
+
+    @classmethod
+    def load(cls, game: Game, info: dict, model_dir: Path, device: Any = None) -> "AlphaZeroAgent":
+        from boardrl.agents.learned import ModelError
+
+        net = NetworkAgent.load(game, info, model_dir, device)
+        try:
+            settings = SearchSettings(**(info.get("search") or {}))
+        except (TypeError, BoardRLError) as exc:
+            raise ModelError(f"{Path(model_dir)}: bad search settings in agent.json: {exc}") from None
+        return cls(game, net.network, net.config, settings, name=info["agent"], meta=info.get("meta"),
+                   device=net.device)
+
+
+def most_visited(visits: np.ndarray, priors: np.ndarray) -> np.ndarray:
+    """Per row the action with the most visits; ties go to the higher prior, then the lower action."""
+    key = visits.astype(np.float64) + 0.5 * np.clip(priors, 0.0, 1.0)  # a prior never outweighs one visit
+    return np.argmax(key, axis=1).astype(np.int64)

@@ -1,0 +1,373 @@
+"""Batched PUCT tree search with a pluggable evaluator: AlphaZero's MCTS for every game, many trees at once.
+
+One search runs a tree for each of B root positions.  Each *wave* walks up to ``leaves_per_wave`` paths down
+every unfinished tree (a numba kernel), steps the chosen leaf edges on the game's batched engine, hands all new
+non-terminal leaves of all trees to the evaluator in **one** batch (a network forward pass, or random
+playouts), and backs the values up (a second numba kernel).  So a network sees batches of B x leaves_per_wave
+positions even when one game is being played, and self-play of 256 games costs one forward pass per wave.
+
+Selection is PUCT (Silver et al. 2017; seed 003's form):
+
+    a* = argmax_a  Q(s, a) + c_puct * P(s, a) * sqrt(N(s) + 1e-8) / (1 + N(s, a))
+
+with Q the mean value of the edge from the view of the player who chooses at s (``fpu`` for an unvisited
+edge), P the evaluator's prior masked to legal actions and renormalised, N(s) the node's visits.  Values are
+kept per edge from the chooser's view, so extra turns (Dots and Boxes, Conniption's stages) need no special
+case: a leaf value for player p is added with + to every edge chosen by p and with - to the others.
+
+Several walks of one tree in one wave are spread by a **virtual loss**: an edge on a pending path counts one
+extra visit with value -1 for its chooser until the walk's value comes back.  A walk that reaches an edge
+another walk of the same wave is already expanding is dropped (its virtual loss undone) and retried in the
+next wave, so every counted simulation adds exactly one evaluated leaf or one terminal result.
+
+**Evaluators** (OpenSpiel's ``Evaluator`` idea): ``evaluate(states, legal, rng) -> (priors, values)`` for an
+(N, width) array of state rows, values in [-1, 1] for each row's player to move.  ``NetworkEvaluator`` (a
+policy/value network), ``RolloutEvaluator`` (uniform priors, random playouts on the batched engine) and
+``UniformEvaluator`` (uniform priors, value 0: pure visit statistics) are here.  Nothing in this module knows
+a game by name: the tree handles any fixed action count, and states move only through the Game interface.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from numba import njit
+
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game, random_legal_actions
+
+FREE, PENDING = -1, -2  # child[b, node, a]: not expanded / being expanded in this wave
+
+
+class Evaluator(Protocol):
+    """Priors and values for a batch of positions (module docstring)."""
+
+    def evaluate(self, states: np.ndarray, legal: np.ndarray,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """(priors (N, A) >= 0, values (N,) in [-1, 1] for each row's player to move)."""
+
+
+# ---------------------------------------------------------------------------------------------- evaluators
+class UniformEvaluator:
+    """Uniform priors and value 0: the search then spreads visits by the exploration term alone."""
+
+    def evaluate(self, states: np.ndarray, legal: np.ndarray,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        return legal.astype(np.float32), np.zeros(len(states), dtype=np.float32)
+
+
+class RolloutEvaluator:
+    """Uniform priors; value = mean result of ``rollouts`` uniformly random playouts (batched engine)."""
+
+    def __init__(self, game: Game, rollouts: int = 1) -> None:
+        if rollouts < 1:
+            raise BoardRLError(f"rollout evaluator: rollouts must be >= 1, got {rollouts}")
+        self.game, self.rollouts = game, int(rollouts)
+
+    def evaluate(self, states: np.ndarray, legal: np.ndarray,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        n = len(states)
+        rows = np.repeat(np.asarray(states, dtype=np.int64), self.rollouts, axis=0)
+        mover = self.game.to_move_batch(rows).astype(np.int64)
+        result = playout_results(self.game, rows, rng)
+        values = result[np.arange(len(rows)), mover].reshape(n, self.rollouts).mean(axis=1)
+        return legal.astype(np.float32), values.astype(np.float32)
+
+
+def playout_results(game: Game, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(N, 2) per-player results of uniformly random playouts from unfinished state rows."""
+    env = game.batched(len(rows), auto_reset=False)
+    env.states[:] = rows
+    out = np.zeros((len(rows), 2), dtype=np.float32)
+    live = np.ones(len(rows), dtype=bool)
+    while live.any():
+        actions = np.where(live, random_legal_actions(env.legal_mask(), rng), -1)
+        finished, rets = env.step(actions)
+        out[finished] = rets[finished]
+        live &= ~finished
+    return out
+
+
+class NetworkEvaluator:
+    """A policy/value network (``head: policy_value``): softmax of the legal logits and the tanh value."""
+
+    def __init__(self, game: Game, network: Any, device: Any = "cpu") -> None:
+        import torch
+
+        self.game, self.network, self.device = game, network, torch.device(device)
+        self.calls = 0  # forward passes, for throughput figures
+        self.positions = 0
+
+    def evaluate(self, states: np.ndarray, legal: np.ndarray,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        import torch
+
+        x = torch.from_numpy(self.game.encode_batch(states)).to(self.device)
+        was_training = self.network.training
+        self.network.eval()
+        try:
+            with torch.no_grad():
+                logits, value = self.network(x)
+                logits = logits.masked_fill(~torch.from_numpy(legal).to(self.device), float("-inf"))
+                priors = torch.softmax(logits.float(), dim=1)
+        finally:
+            self.network.train(was_training)
+        self.calls += 1
+        self.positions += len(states)
+        return priors.cpu().numpy(), value.float().cpu().numpy()
+
+
+# ---------------------------------------------------------------------------------------------- the trees
+@dataclass
+class Trees:
+    """B trees of at most ``capacity`` nodes over ``num_actions`` actions, as flat arrays (node 0 = root)."""
+
+    states: np.ndarray   # (B, M, width) int64 state row of each node
+    mover: np.ndarray    # (B, M) int64 player to move at the node
+    terminal: np.ndarray  # (B, M) bool
+    tvalue: np.ndarray   # (B, M) float64 the node's value for player 0: its result when terminal, else the
+    #                      evaluator's estimate when it was expanded
+    prior: np.ndarray    # (B, M, A) float64, -1 for illegal actions
+    visits: np.ndarray   # (B, M, A) int64 N(s, a) (virtual losses included while a wave is out)
+    value: np.ndarray    # (B, M, A) float64 W(s, a), from the view of the node's mover
+    child: np.ndarray    # (B, M, A) int64 node index, FREE or PENDING
+    size: np.ndarray     # (B,) int64 nodes in use
+
+    @classmethod
+    def allocate(cls, b: int, capacity: int, num_actions: int, width: int) -> "Trees":
+        return cls(
+            states=np.zeros((b, capacity, width), np.int64), mover=np.zeros((b, capacity), np.int64),
+            terminal=np.zeros((b, capacity), np.bool_), tvalue=np.zeros((b, capacity), np.float64),
+            prior=np.full((b, capacity, num_actions), -1.0), visits=np.zeros((b, capacity, num_actions), np.int64),
+            value=np.zeros((b, capacity, num_actions), np.float64),
+            child=np.full((b, capacity, num_actions), FREE, np.int64), size=np.ones(b, np.int64),
+        )
+
+    def root_visits(self) -> np.ndarray:
+        """(B, A) visit counts of the root edges: the search's policy target."""
+        return self.visits[:, 0, :].copy()
+
+    def root_values(self) -> np.ndarray:
+        """(B,) mean value of the root for its player to move (0 before any visit)."""
+        n = self.visits[:, 0, :].sum(axis=1)
+        return np.where(n > 0, self.value[:, 0, :].sum(axis=1) / np.maximum(n, 1), 0.0)
+
+
+@njit(cache=True)
+def _pick_edge(prior, visits, value, child, b, node, c_puct, fpu):
+    """PUCT argmax over the legal edges of ``node`` (ties: the lowest action); -1 when none is legal."""
+    total = 0
+    for a in range(prior.shape[2]):
+        total += visits[b, node, a]
+    root_n = math.sqrt(total + 1e-8)
+    best, best_score = -1, -np.inf
+    for a in range(prior.shape[2]):
+        p = prior[b, node, a]
+        if p < 0.0:
+            continue
+        n = visits[b, node, a]
+        q = value[b, node, a] / n if n > 0 else fpu
+        score = q + c_puct * p * root_n / (1.0 + n)
+        if score > best_score:
+            best, best_score = a, score
+    return best
+
+
+@njit(cache=True)
+def select_wave(prior, visits, value, child, terminal, active, walks, c_puct, fpu, path_node, path_action,
+                path_len, leaf_kind):
+    """Walk ``walks[b]`` paths down tree b (for each active b) with virtual losses.
+
+    Walk (b, k) records its edges in ``path_node/path_action[b, k, :path_len[b, k]]`` and its end in
+    ``leaf_kind[b, k]``: 1 = a new edge to expand (the last path edge, marked PENDING), 2 = an edge into a
+    terminal node (its value is known), 0 = dropped (collided with a pending edge; virtual losses undone).
+    """
+    for b in range(prior.shape[0]):
+        for k in range(path_node.shape[1]):
+            leaf_kind[b, k] = 0
+            path_len[b, k] = 0
+        if not active[b]:
+            continue
+        for k in range(walks[b]):
+            node, depth = 0, 0
+            while True:
+                a = _pick_edge(prior, visits, value, child, b, node, c_puct, fpu)
+                ch = child[b, node, a]
+                if ch == PENDING:  # another walk of this wave is expanding this edge: drop this walk
+                    for d in range(depth):
+                        visits[b, path_node[b, k, d], path_action[b, k, d]] -= 1
+                        value[b, path_node[b, k, d], path_action[b, k, d]] += 1.0
+                    depth = 0
+                    break
+                path_node[b, k, depth], path_action[b, k, depth] = node, a
+                depth += 1
+                visits[b, node, a] += 1  # virtual loss
+                value[b, node, a] -= 1.0
+                if ch == FREE:
+                    child[b, node, a] = PENDING
+                    leaf_kind[b, k] = 1
+                    break
+                if terminal[b, ch]:
+                    leaf_kind[b, k] = 2
+                    break
+                node = ch
+            path_len[b, k] = depth
+
+
+@njit(cache=True)
+def backup_wave(states, mover, terminal, tvalue, prior, visits, value, child, size, path_node, path_action,
+                path_len, leaf_kind, leaf_b, leaf_k, new_rows, new_mover, new_terminal, new_value0, new_prior,
+                done_sims):
+    """Add the wave's new nodes (rows i of the ``new_*`` arrays belong to walk (leaf_b[i], leaf_k[i])), then
+    back every finished walk's value (for player 0) up its path, replacing the virtual losses."""
+    for i in range(leaf_b.shape[0]):
+        b, k = leaf_b[i], leaf_k[i]
+        d = path_len[b, k] - 1
+        parent, a = path_node[b, k, d], path_action[b, k, d]
+        node = size[b]
+        size[b] += 1
+        child[b, parent, a] = node
+        states[b, node, :] = new_rows[i, :]
+        mover[b, node] = new_mover[i]
+        terminal[b, node] = new_terminal[i]
+        tvalue[b, node] = new_value0[i]
+        for j in range(prior.shape[2]):
+            prior[b, node, j] = new_prior[i, j]
+    for b in range(path_len.shape[0]):
+        for k in range(path_len.shape[1]):
+            n = path_len[b, k]
+            if n == 0 or leaf_kind[b, k] == 0:
+                continue
+            last = child[b, path_node[b, k, n - 1], path_action[b, k, n - 1]]
+            v0 = tvalue[b, last]
+            for d in range(n):
+                node, a = path_node[b, k, d], path_action[b, k, d]
+                value[b, node, a] += 1.0 + (v0 if mover[b, node] == 0 else -v0)  # undo the virtual -1, add v
+            done_sims[b] += 1
+
+
+def normalised_priors(raw: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Priors over legal actions summing to 1 (uniform where the raw ones vanish), -1 on illegal actions."""
+    p = np.where(legal, np.maximum(np.asarray(raw, dtype=np.float64), 0.0), 0.0)
+    total = p.sum(axis=1, keepdims=True)
+    uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
+    p = np.where(total > 0, p / np.where(total > 0, total, 1.0), uniform)
+    return np.where(legal, p, -1.0)
+
+
+# ---------------------------------------------------------------------------------------------- the search
+@dataclass(frozen=True)
+class SearchSettings:
+    """``simulations`` per root; ``c_puct``; ``fpu`` (Q of an unvisited edge); ``leaves_per_wave`` walks per tree
+    per wave; root Dirichlet noise ``dirichlet_alpha`` mixed with weight ``noise`` (0: none)."""
+
+    simulations: int = 100
+    c_puct: float = 1.5
+    fpu: float = 0.0
+    leaves_per_wave: int = 8
+    dirichlet_alpha: float = 0.3
+    noise: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.simulations < 1:
+            raise BoardRLError(f"search: simulations must be >= 1, got {self.simulations}")
+        if self.leaves_per_wave < 1:
+            raise BoardRLError(f"search: leaves_per_wave must be >= 1, got {self.leaves_per_wave}")
+        if not self.c_puct >= 0 or not 0 <= self.noise <= 1 or not self.dirichlet_alpha > 0:
+            raise BoardRLError("search: c_puct must be >= 0, noise in [0, 1] and dirichlet_alpha > 0")
+
+
+def step_rows(game: Game, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(next rows, finished, per-player returns) of playing ``actions[i]`` in ``rows[i]`` (batched engine)."""
+    env = game.batched(len(rows), auto_reset=False)
+    env.states[:] = rows
+    finished, rets = env.step(np.asarray(actions, dtype=np.int64))
+    return env.states.copy(), finished, rets
+
+
+def search(game: Game, roots: np.ndarray, evaluator: Evaluator, settings: SearchSettings,
+           rng: np.random.Generator) -> Trees:
+    """Run ``settings.simulations`` simulations from every (unfinished) root row; returns the trees."""
+    roots = np.ascontiguousarray(roots, dtype=np.int64)
+    b, width = roots.shape
+    legal = game.legal_mask_batch(roots)
+    if not legal.any(axis=1).all():
+        raise BoardRLError(f"search: root row {int(np.argmin(legal.any(axis=1)))} is a finished game")
+    s = settings
+    trees = Trees.allocate(b, s.simulations + 1, game.num_actions, width)
+    trees.states[:, 0] = roots
+    trees.mover[:, 0] = game.to_move_batch(roots)
+    raw, _ = evaluator.evaluate(roots, legal, rng)
+    trees.prior[:, 0] = root_priors(normalised_priors(raw, legal), legal, s, rng)
+    k_max = s.leaves_per_wave
+    path_node = np.zeros((b, k_max, s.simulations + 1), np.int64)
+    path_action = np.zeros_like(path_node)
+    path_len = np.zeros((b, k_max), np.int64)
+    leaf_kind = np.zeros((b, k_max), np.int64)
+    done = np.zeros(b, np.int64)
+    while (left := s.simulations - done).max() > 0:
+        walks = np.minimum(left, k_max)
+        select_wave(trees.prior, trees.visits, trees.value, trees.child, trees.terminal, left > 0, walks,
+                    s.c_puct, s.fpu, path_node, path_action, path_len, leaf_kind)
+        _expand(game, trees, evaluator, rng, path_node, path_action, path_len, leaf_kind, done)
+    return trees
+
+
+def root_priors(priors: np.ndarray, legal: np.ndarray, s: SearchSettings, rng: np.random.Generator) -> np.ndarray:
+    """Mix Dirichlet(alpha) noise into the legal root priors with weight ``noise`` (AlphaZero's exploration)."""
+    if s.noise <= 0:
+        return priors
+    out = priors.copy()
+    for i in range(len(priors)):
+        idx = np.flatnonzero(legal[i])
+        out[i, idx] = (1 - s.noise) * priors[i, idx] + s.noise * rng.dirichlet(np.full(idx.size, s.dirichlet_alpha))
+    return out
+
+
+def _expand(game: Game, trees: Trees, evaluator: Evaluator, rng: np.random.Generator, path_node: np.ndarray,
+            path_action: np.ndarray, path_len: np.ndarray, leaf_kind: np.ndarray, done: np.ndarray) -> None:
+    """Step the wave's new edges, evaluate the new non-terminal leaves in one batch, back everything up."""
+    leaf_b, leaf_k = np.nonzero(leaf_kind == 1)
+    last = path_len[leaf_b, leaf_k] - 1
+    parents = path_node[leaf_b, leaf_k, last]
+    actions = path_action[leaf_b, leaf_k, last]
+    if leaf_b.size:
+        rows, finished, rets = step_rows(game, trees.states[leaf_b, parents], actions)
+    else:  # every walk of the wave ended in a known terminal node
+        rows, finished = trees.states[leaf_b, parents], np.zeros(0, np.bool_)
+        rets = np.zeros((0, 2), np.float32)
+    mover = game.to_move_batch(rows).astype(np.int64)
+    value0 = rets[:, 0].astype(np.float64)
+    prior = np.full((len(rows), game.num_actions), -1.0)
+    live = np.flatnonzero(~finished)
+    if live.size:
+        legal = game.legal_mask_batch(rows[live])
+        raw, v = evaluator.evaluate(rows[live], legal, rng)
+        prior[live] = normalised_priors(raw, legal)
+        v = np.clip(np.asarray(v, dtype=np.float64), -1.0, 1.0)
+        value0[live] = np.where(mover[live] == 0, v, -v)
+    backup_wave(trees.states, trees.mover, trees.terminal, trees.tvalue, trees.prior, trees.visits, trees.value,
+                trees.child, trees.size, path_node, path_action, path_len, leaf_kind, leaf_b.astype(np.int64),
+                leaf_k.astype(np.int64), rows, mover, finished.astype(np.bool_), value0, prior, done)
+
+
+# ---------------------------------------------------------------------------------------------- move choice
+def visit_policy(visits: np.ndarray, temperature: float) -> np.ndarray:
+    """(B, A) move probabilities from root visit counts: N^(1/T) normalised; T = 0 puts all on the most visited
+    (ties shared equally)."""
+    n = np.asarray(visits, dtype=np.float64)
+    if temperature <= 0:
+        best = n == n.max(axis=1, keepdims=True)
+        return best / best.sum(axis=1, keepdims=True)
+    p = n ** (1.0 / temperature)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def sample_moves(policy: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row drawn from ``policy`` (one uniform per row)."""
+    cum = np.cumsum(policy, axis=1)
+    u = rng.random(len(policy)) * cum[:, -1]
+    return np.minimum((cum <= u[:, None]).sum(axis=1), policy.shape[1] - 1).astype(np.int64)

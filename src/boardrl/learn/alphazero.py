@@ -1,0 +1,310 @@
+"""AlphaZero (Silver et al. 2017/2018): batched self-play with PUCT search, a replay window, policy + value loss.
+
+Read top to bottom: the params, the replay window, then the loop.
+
+**Self-play.**  ``parallel_games`` games run side by side; every move, one batched search (agents/puct.py) runs
+``simulations`` simulations from every unfinished game with Dirichlet noise at the roots, and all the trees'
+leaves go to the network together.  The move is drawn from the root visit counts at temperature 1 for the first
+``temperature_plies`` plies of a game, then the most visited (temperature 0).  Each decision stores (state row,
+visit distribution pi, mover); when the game ends each of its decisions gets z = the result for its mover.
+
+**Learning.**  After every ``train_every`` finished games, ``updates`` minibatches are drawn from the last
+``window`` positions, each row replaced by a uniformly drawn image under the game's symmetries (the action map
+moves pi with it), and the network is fitted to (pi, z): cross-entropy of the policy (or seed 003's MSE) plus
+the value's mean squared error, Adam with weight decay.
+
+**Gating (optional).**  With ``gating_games`` > 0 the candidate network plays that many games (seats alternating)
+against the network self-play currently uses, both searching ``simulations`` per move; it replaces it when it
+scores at least ``gating_threshold`` (AlphaGo Zero's 0.55).  Off by default, as in AlphaZero.
+
+The budget counts finished self-play games; a segment starts no more games than it has left, so nothing is in
+flight at its end and a resumed run equals an uninterrupted one (the state dict holds networks, optimizer,
+window and random state).  Defaults are ours, tuned for a 2-core CPU; seed 003's tic-tac-toe setup is an
+experiment in params.yaml.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from pydantic import Field, field_validator
+from torch import nn
+
+from boardrl.agents.alphazero import AlphaZeroAgent
+from boardrl.agents.base import Agent
+from boardrl.agents.puct import NetworkEvaluator, SearchSettings, sample_moves, search, step_rows, visit_policy
+from boardrl.errors import BoardRLError
+from boardrl.games.base import Game
+from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.device import pick_device
+from boardrl.learn.nn import PRESETS, build_network, network_preset, parse_network_config
+
+
+class AlphaZeroParams(LearnerParams):
+    """AlphaZero settings (module docstring); defaults are ours for a 2-core CPU."""
+
+    games: int = Field(2_000, ge=1, description="training budget: finished self-play games")
+    network: str | dict[str, Any] = Field("alphazero", description="a preset or a policy_value network config")
+    simulations: int = Field(50, ge=1, description="search simulations per self-play move")
+    eval_simulations: int = Field(100, ge=1, description="simulations per move of the trained agent")
+    c_puct: float = Field(1.5, ge=0.0, description="exploration constant of PUCT (seed 003: 4)")
+    fpu: float = Field(0.0, ge=-1.0, le=1.0, description="Q of an unvisited edge")
+    leaves_per_wave: int = Field(1, ge=1, description="walks per tree per network batch in self-play "
+                                 "(1 = no virtual loss; the batch is already parallel_games wide)")
+    eval_leaves_per_wave: int = Field(8, ge=1, description="walks per tree per batch for the trained agent")
+    dirichlet_alpha: float = Field(0.3, gt=0.0, description="root noise concentration (seed 003: 1)")
+    noise: float = Field(0.25, ge=0.0, le=1.0, description="weight of the root noise in self-play")
+    temperature_plies: int = Field(8, ge=0, description="plies played at temperature 1, then the most visited")
+    parallel_games: int = Field(256, ge=1, description="self-play games side by side (one search batch)")
+    window: int = Field(100_000, ge=1, description="replay window in positions")
+    batch_size: int = Field(256, ge=1)
+    train_every: int = Field(256, ge=1, description="finished games between learning phases")
+    updates: int = Field(100, ge=1, description="minibatches per learning phase")
+    lr: float = Field(1e-3, gt=0.0, description="Adam learning rate")
+    weight_decay: float = Field(1e-4, ge=0.0)
+    policy_loss: Literal["cross_entropy", "mse"] = Field("cross_entropy", description="seed 003: mse")
+    symmetry: bool = Field(True, description="train on a random symmetry image of every sampled position")
+    gating_games: int = Field(0, ge=0, description="arena games per learning phase (0: no gating)")
+    gating_threshold: float = Field(0.55, ge=0.0, le=1.0)
+    device: Literal["auto", "cpu", "cuda"] = Field("auto")
+    threads: int = Field(1, ge=1, description="torch CPU threads (1: small nets run best single-threaded here)")
+    checkpoint_every: int = Field(1_000, ge=1, description="games between checkpoints")
+
+    @field_validator("network")
+    @classmethod
+    def _known_network(cls, value: str | dict) -> str | dict:
+        if isinstance(value, str):
+            if value not in PRESETS:
+                raise ValueError(f"unknown network preset {value!r}; choose one of: {', '.join(PRESETS)}")
+        else:
+            try:
+                parse_network_config(value)
+            except BoardRLError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+
+# ---------------------------------------------------------------------------------------------- replay window
+class Window:
+    """The last ``capacity`` positions: state rows, search policies pi and results z for the mover (a ring)."""
+
+    def __init__(self, capacity: int, width: int, num_actions: int) -> None:
+        self.rows = np.zeros((capacity, width), np.int64)
+        self.pi = np.zeros((capacity, num_actions), np.float32)
+        self.z = np.zeros(capacity, np.float32)
+        self.count = 0  # positions ever added; the ring holds the last min(count, capacity)
+
+    def __len__(self) -> int:
+        return min(self.count, len(self.z))
+
+    def add(self, rows: np.ndarray, pi: np.ndarray, z: np.ndarray) -> None:
+        idx = (self.count + np.arange(len(z))) % len(self.z)
+        self.rows[idx], self.pi[idx], self.z[idx] = rows, pi, z
+        self.count += len(z)
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        idx = rng.integers(0, len(self), size=n)
+        return self.rows[idx], self.pi[idx], self.z[idx]
+
+    def state_dict(self) -> dict[str, Any]:
+        n = len(self)
+        return {"rows": self.rows[:n].copy(), "pi": self.pi[:n].copy(), "z": self.z[:n].copy(), "count": self.count}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        n = len(np.asarray(d["z"]))
+        self.rows[:n], self.pi[:n], self.z[:n] = d["rows"], d["pi"], d["z"]
+        self.count = int(d["count"])
+
+
+def augment(game: Game, rows: np.ndarray, pi: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Each row replaced by its image under a uniformly drawn symmetry, pi moved by that symmetry's action map."""
+    images, maps = game.symmetries_batch(rows)
+    k = rng.integers(0, len(maps), size=len(rows))
+    out_rows = images[k, np.arange(len(rows))]
+    out_pi = np.zeros_like(pi)
+    np.put_along_axis(out_pi, maps[k], pi, axis=1)  # out_pi[i, maps[k_i][a]] = pi[i, a]
+    return out_rows, out_pi
+
+
+# ---------------------------------------------------------------------------------------------- the learner
+class AlphaZeroLearner(Learner):
+    """AlphaZero (see the module docstring); the loop, checkpoints and eval points are the base's."""
+
+    name = "alphazero"
+    params_model = AlphaZeroParams
+    unit = "games"
+
+    def check_game(self, game: Game, params: AlphaZeroParams) -> None:
+        try:
+            config = self._config(params.network, game)
+            build_network(config, game.encoding_shape, game.num_actions)
+        except BoardRLError as exc:
+            raise LearnError(f"alphazero network: {exc}") from None
+        if config.head != "policy_value":
+            raise LearnError(f"alphazero needs a policy_value head, not {config.head}")
+
+    @staticmethod
+    def _config(spec: str | dict, game: Game):
+        return network_preset(spec, game.encoding_shape) if isinstance(spec, str) else parse_network_config(spec)
+
+    # ------------------------------------------------------------------ setup
+    def setup(self, game: Game, params: AlphaZeroParams, seed: int, opponent: Agent | None) -> None:
+        p = self.p = params
+        self.game, self.seed = game, int(seed)
+        torch.set_num_threads(p.threads)
+        self.device = pick_device(p.device)
+        torch.manual_seed(seed)
+        self.config = self._config(p.network, game)
+        self.net = build_network(self.config, game.encoding_shape, game.num_actions).to(self.device)
+        self.player = copy.deepcopy(self.net).eval()  # the network self-play uses (the best one, with gating)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=p.lr, weight_decay=p.weight_decay)
+        self.window = Window(p.window, len(game.state_type._fields), game.num_actions)
+        self.rng = np.random.default_rng(seed)
+        self.counters = {"games": 0, "positions": 0, "updates": 0, "since_train": 0, "promotions": 0}
+
+    def _search_settings(self, noise: bool) -> SearchSettings:
+        p = self.p
+        return SearchSettings(simulations=p.simulations, c_puct=p.c_puct, fpu=p.fpu,
+                              leaves_per_wave=p.leaves_per_wave, dirichlet_alpha=p.dirichlet_alpha,
+                              noise=p.noise if noise else 0.0)
+
+    # ------------------------------------------------------------------ the loop
+    def train_segment(self, start: int, end: int) -> None:
+        """Self-play games start..end (learning after every ``train_every`` of them)."""
+        clock = {"search_s": 0.0, "learn_s": 0.0}
+        losses: list[tuple[float, float]] = []
+        t0 = time.perf_counter()
+        while self.counters["games"] < end:
+            batch = min(self.p.parallel_games, end - self.counters["games"], self.p.train_every
+                        - self.counters["since_train"])
+            t = time.perf_counter()
+            self._self_play(batch)
+            clock["search_s"] += time.perf_counter() - t
+            if self.counters["since_train"] >= self.p.train_every:
+                t = time.perf_counter()
+                losses += self._learn()
+                clock["learn_s"] += time.perf_counter() - t
+        self._log(start, end, time.perf_counter() - t0, clock, losses)
+
+    def _self_play(self, n: int) -> None:
+        """Play ``n`` games side by side to the end; add their positions to the window."""
+        game, p = self.game, self.p
+        evaluator = NetworkEvaluator(game, self.player, self.device)
+        states = np.repeat(np.asarray(game.initial_state(), dtype=np.int64)[None], n, axis=0)
+        live = np.ones(n, dtype=bool)
+        plies = 0
+        record_rows, record_pi, record_game, record_mover = [], [], [], []
+        results = np.zeros((n, 2), np.float32)
+        settings = self._search_settings(noise=True)
+        while live.any():
+            rows = np.flatnonzero(live)
+            trees = search(game, states[rows], evaluator, settings, self.rng)
+            visits = trees.root_visits()
+            pi = visit_policy(visits, 1.0)
+            moves = sample_moves(visit_policy(visits, 1.0 if plies < p.temperature_plies else 0.0), self.rng)
+            record_rows.append(states[rows].copy())
+            record_pi.append(pi.astype(np.float32))
+            record_game.append(rows)
+            record_mover.append(game.to_move_batch(states[rows]).astype(np.int64))
+            nxt, finished, rets = step_rows(game, states[rows], moves)
+            states[rows] = nxt
+            results[rows[finished]] = rets[finished]
+            live[rows[finished]] = False
+            plies += 1
+        game_of, mover = np.concatenate(record_game), np.concatenate(record_mover)
+        z = results[game_of, mover]
+        self.window.add(np.concatenate(record_rows), np.concatenate(record_pi), z)
+        self.counters["games"] += n
+        self.counters["since_train"] += n
+        self.counters["positions"] += len(z)
+
+    def _learn(self) -> list[tuple[float, float]]:
+        """One learning phase: ``updates`` minibatches, then (with gating) the arena."""
+        self.counters["since_train"] = 0
+        losses = [self._update() for _ in range(self.p.updates)]
+        if self.p.gating_games > 0:
+            self._gate()
+        else:
+            self.player.load_state_dict(self.net.state_dict())
+        return losses
+
+    def _update(self) -> tuple[float, float]:
+        """One minibatch of (pi, z) with symmetry augmentation; returns (policy loss, value loss)."""
+        p, game, dev = self.p, self.game, self.device
+        rows, pi, z = self.window.sample(p.batch_size, self.rng)
+        if p.symmetry:
+            rows, pi = augment(game, rows, pi, self.rng)
+        x = torch.from_numpy(game.encode_batch(rows)).to(dev)
+        legal = torch.from_numpy(game.legal_mask_batch(rows)).to(dev)
+        target_pi, target_z = torch.from_numpy(pi).to(dev), torch.from_numpy(z).to(dev)
+        self.net.train()
+        logits, value = self.net(x)
+        logits = logits.masked_fill(~legal, -1e9)  # illegal actions: probability 0, and 0 * log 0 counts 0
+        if p.policy_loss == "cross_entropy":
+            policy_loss = -(target_pi * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        else:
+            policy_loss = ((torch.softmax(logits, dim=1) - target_pi) ** 2).sum(dim=1).mean()
+        value_loss = nn.functional.mse_loss(value, target_z)
+        self.opt.zero_grad(set_to_none=True)
+        (policy_loss + value_loss).backward()
+        self.opt.step()
+        self.counters["updates"] += 1
+        return float(policy_loss.detach()), float(value_loss.detach())
+
+    def _gate(self) -> None:
+        """Arena: the candidate replaces the self-play network when it scores >= gating_threshold."""
+        from boardrl.evaluate.match import play_match
+
+        settings = self._search_settings(noise=False)
+        cand = AlphaZeroAgent(self.game, copy.deepcopy(self.net).eval(), self.config, settings, "candidate")
+        best = AlphaZeroAgent(self.game, self.player, self.config, settings, "best")
+        res = play_match(self.game, cand, best, self.p.gating_games, seed=int(self.rng.integers(2**31)))
+        c = res.combined
+        score = (c.wins + 0.5 * c.draws) / max(c.games, 1)
+        self.log_metrics({"gating_score": score}, self.counters["games"])
+        if score >= self.p.gating_threshold:
+            self.player.load_state_dict(self.net.state_dict())
+            self.counters["promotions"] += 1
+
+    def _log(self, start: int, end: int, seconds: float, clock: dict, losses: list) -> None:
+        metrics = {"games_per_s": (end - start) / max(seconds, 1e-9), "positions": float(self.counters["positions"]),
+                   "updates": float(self.counters["updates"]), "window": float(len(self.window)), **clock}
+        if losses:
+            metrics["policy_loss"] = float(np.mean([l[0] for l in losses]))
+            metrics["value_loss"] = float(np.mean([l[1] for l in losses]))
+        if self.p.gating_games > 0:
+            metrics["promotions"] = float(self.counters["promotions"])
+        self.log_metrics(metrics, end)
+
+    # ------------------------------------------------------------------ checkpoints and agents
+    def state_dict(self) -> dict[str, Any]:
+        return {"net": self.net.state_dict(), "player": self.player.state_dict(), "opt": self.opt.state_dict(),
+                "window": self.window.state_dict(), "rng": rng_state_json(self.rng), "counters": dict(self.counters)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.net.load_state_dict(state["net"])
+        self.player.load_state_dict(state["player"])
+        self.opt.load_state_dict(state["opt"])
+        self.window.load_state_dict(state["window"])
+        self.rng = rng_from_json(state["rng"])
+        self.counters = {k: int(v) for k, v in state["counters"].items()}
+
+    def _meta(self) -> dict[str, Any]:
+        return {"learner": self.name, "seed": self.seed, "params": self.p.model_dump(mode="json"),
+                "games": self.counters["games"], "positions": self.counters["positions"],
+                "updates": self.counters["updates"]}
+
+    def snapshot(self) -> AlphaZeroAgent:
+        """The self-play network on the CPU, searching ``eval_simulations`` per move."""
+        p = self.p
+        settings = SearchSettings(simulations=p.eval_simulations, c_puct=p.c_puct, fpu=p.fpu,
+                                  leaves_per_wave=p.eval_leaves_per_wave, dirichlet_alpha=p.dirichlet_alpha)
+        net = copy.deepcopy(self.player).to("cpu").eval()
+        return AlphaZeroAgent(self.game, net, self.config, settings, name=self.name, meta=self._meta(), device="cpu")
+
+
+LEARNER = AlphaZeroLearner
