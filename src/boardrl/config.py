@@ -152,6 +152,9 @@ class Experiment(_Strict):
     params: dict[str, Any] = Field(default_factory=dict, description="learner params that differ from its defaults")
     opponents: list[Opponent] | None = Field(None, description="learning-curve opponents (default: train.opponents)")
     ladder: list[Opponent] | None = Field(None, description="evaluation ladder (default: evaluate.per_game)")
+    uci: UciParams | None = Field(None, description="Connect 4: UCI protocol settings for this experiment (default: "
+                                  "evaluate.per_game.connect4.uci; e.g. fewer full-protocol positions for agents "
+                                  "that search every move)")
     description: str = ""
 
     @field_validator("opponents", "ladder", mode="before")
@@ -230,6 +233,12 @@ class Params(_Strict):
         e = self.experiment(exp_id)
         return list(e.ladder) if e.ladder is not None else list(self.evaluate.per_game[e.game].opponents)
 
+    def uci(self, exp_id: str) -> UciParams | None:
+        """The UCI protocol settings of ``exp_id``: its own, else its game's (None: not measured)."""
+        e = self.experiment(exp_id)
+        game_uci = self.evaluate.per_game[e.game].uci
+        return e.uci if e.uci is not None and game_uci is not None else game_uci
+
 
 # ---------------------------------------------------------------------------------------------- slices
 def download_slice(p: Params) -> dict[str, Any]:
@@ -268,7 +277,7 @@ def evaluate_slice(p: Params, exp_id: str) -> dict[str, Any]:
         "games": p.evaluate.games,
         "optimal_positions": p.evaluate.optimal_positions,
         "optimal_plies": list(per_game.optimal_plies) if per_game.optimal_plies else None,
-        "uci": per_game.uci.model_dump(mode="json") if per_game.uci else None,
+        "uci": p.uci(exp_id).model_dump(mode="json") if p.uci(exp_id) else None,
         "opponents": [o.model_dump(mode="json") for o in p.ladder(exp_id)],
     }}
 

@@ -125,15 +125,15 @@ def test_agents_without_a_value_are_skipped_not_refused(table, tmp_path):
         va.value_accuracy(make_agent(make_game("tictactoe"), "random"), table)
     params = load_params(ROOT / "params.yaml")
     # No table under tmp_path: a skipped agent never reads it.
-    assert stage.value_accuracy(params, tmp_path, C4, random) is None
-    assert stage.value_accuracy(params, tmp_path, make_game("tictactoe"), ConstantValue(0.0)) is None
+    assert stage.value_accuracy(params, "connect4_dqn", tmp_path, C4, random) is None
+    assert stage.value_accuracy(params, "tictactoe_dqn", tmp_path, make_game("tictactoe"), ConstantValue(0.0)) is None
 
 
 def test_the_evaluate_stage_adds_a_block_and_metrics(table, tmp_path):
     params = load_params(ROOT / "params.yaml")
     assert params.evaluate.per_game["connect4"].uci.value_accuracy
     uci_table.write_parquet(table, tmp_path / stage.UCI_TABLE)
-    block = stage.value_accuracy(params, tmp_path, C4, ConstantValue(0.0))
+    block = stage.value_accuracy(params, "connect4_dqn", tmp_path, C4, ConstantValue(0.0))
     assert block["accuracy"]["correct"] == 6_449 and block["positions"] == N
     results = {"opponents": {}, "optimal_move_rate": None, "uci": None, "value_accuracy": block}
     m = stage.seed_metrics(results)

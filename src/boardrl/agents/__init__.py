@@ -15,11 +15,13 @@ alphabeta           every game: depth-limited alpha-beta (``depth``, ``evaluatio
 maxmin              tic-tac-toe (max_depth 4), Connect 4 (5): seed 002's MaxMin
 seed000_alphabeta   tic-tac-toe: seed 000's full-depth, deterministic AlphaBeta
 mcts                every game: UCT (``simulations``, ``c``, ``solver``, ``rollout``)
+puct                every game: batched PUCT with a rollout or uniform evaluator (``simulations``, ``c_puct``,
+                    ``evaluator``, ``rollouts``, ``leaves_per_wave``); AlphaZero is ``model:<experiment>``
 perfect             games with a referee: tic-tac-toe, Connect 4, Dots and Boxes up to 24 edges (3x3 boxes)
 human               every game: moves typed at the terminal
 pool                every game: each game one member drawn uniformly (``members=sols+cells+flip``)
 moderate, advanced  Dots and Boxes: seed 001's players
-model:<id>          a trained model: ``model:<experiment id>[,seed=K]`` or ``model:<model directory>``
+model:<id>          a trained model: ``model:<experiment id>[,seed=K][,simulations=N]`` or ``model:<model directory>``
 conniption_random, sols, cells, hybrid, flip   Conniption: seed 004's minimax players (``max_depth``)
 ==================  =======================================================================================
 """
@@ -110,6 +112,7 @@ ENTRIES: tuple[AgentEntry, ...] = (
     AgentEntry("maxmin", _A + "alphabeta", "MaxMinAgent", _ids("tictactoe", "connect4"), "tictactoe, connect4"),
     AgentEntry("seed000_alphabeta", _A + "alphabeta", "Seed000AlphaBetaAgent", _ids("tictactoe"), "tictactoe"),
     AgentEntry("mcts", _A + "mcts", "MCTSAgent", _any, "every game"),
+    AgentEntry("puct", _A + "puct", "PUCTAgent", _any, "every game"),
     AgentEntry("perfect", _A + "perfect", "PerfectAgent", _has_referee, _PERFECT, hidden=("referee",)),
     AgentEntry("human", _A + "human", "HumanAgent", _any, "every game", hidden=("input", "output")),
     AgentEntry("pool", _A + "pool", "PoolAgent", _any, "every game"),

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from boardrl.agents.network import NetworkAgent
-from boardrl.agents.puct import NetworkEvaluator, SearchSettings, search
+from boardrl.agents.puct import NetworkEvaluator, SearchSettings, most_visited, search
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 
@@ -83,8 +83,3 @@ class AlphaZeroAgent(NetworkAgent):
         return cls(game, net.network, net.config, settings, name=info["agent"], meta=info.get("meta"),
                    device=net.device)
 
-
-def most_visited(visits: np.ndarray, priors: np.ndarray) -> np.ndarray:
-    """Per row the action with the most visits; ties go to the higher prior, then the lower action."""
-    key = visits.astype(np.float64) + 0.5 * np.clip(priors, 0.0, 1.0)  # a prior never outweighs one visit
-    return np.argmax(key, axis=1).astype(np.int64)

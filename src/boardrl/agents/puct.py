@@ -25,17 +25,21 @@ next wave, so every counted simulation adds exactly one evaluated leaf or one te
 policy/value network), ``RolloutEvaluator`` (uniform priors, random playouts on the batched engine) and
 ``UniformEvaluator`` (uniform priors, value 0: pure visit statistics) are here.  Nothing in this module knows
 a game by name: the tree handles any fixed action count, and states move only through the Game interface.
+``PUCTAgent`` plays with a network-free evaluator (registry name ``puct``); ``AlphaZeroAgent`` (agents/alphazero.py)
+with a network.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 from numba import njit
 
+from boardrl.agents.base import Agent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
 
@@ -289,8 +293,15 @@ def step_rows(game: Game, rows: np.ndarray, actions: np.ndarray) -> tuple[np.nda
 
 
 def search(game: Game, roots: np.ndarray, evaluator: Evaluator, settings: SearchSettings,
-           rng: np.random.Generator) -> Trees:
-    """Run ``settings.simulations`` simulations from every (unfinished) root row; returns the trees."""
+           rng: np.random.Generator, clock: dict[str, float] | None = None) -> Trees:
+    """Run ``settings.simulations`` simulations from every (unfinished) root row; returns the trees.
+
+    ``clock`` (optional) accumulates seconds spent in the tree kernels (``tree_s``), the game engine
+    (``engine_s``) and the evaluator (``evaluator_s``), for throughput figures.
+    """
+    clock = clock if clock is not None else {}
+    for key in ("tree_s", "engine_s", "evaluator_s"):
+        clock.setdefault(key, 0.0)
     roots = np.ascontiguousarray(roots, dtype=np.int64)
     b, width = roots.shape
     legal = game.legal_mask_batch(roots)
@@ -300,7 +311,9 @@ def search(game: Game, roots: np.ndarray, evaluator: Evaluator, settings: Search
     trees = Trees.allocate(b, s.simulations + 1, game.num_actions, width)
     trees.states[:, 0] = roots
     trees.mover[:, 0] = game.to_move_batch(roots)
+    t = time.perf_counter()
     raw, _ = evaluator.evaluate(roots, legal, rng)
+    clock["evaluator_s"] += time.perf_counter() - t
     trees.prior[:, 0] = root_priors(normalised_priors(raw, legal), legal, s, rng)
     k_max = s.leaves_per_wave
     path_node = np.zeros((b, k_max, s.simulations + 1), np.int64)
@@ -310,9 +323,11 @@ def search(game: Game, roots: np.ndarray, evaluator: Evaluator, settings: Search
     done = np.zeros(b, np.int64)
     while (left := s.simulations - done).max() > 0:
         walks = np.minimum(left, k_max)
+        t = time.perf_counter()
         select_wave(trees.prior, trees.visits, trees.value, trees.child, trees.terminal, left > 0, walks,
                     s.c_puct, s.fpu, path_node, path_action, path_len, leaf_kind)
-        _expand(game, trees, evaluator, rng, path_node, path_action, path_len, leaf_kind, done)
+        clock["tree_s"] += time.perf_counter() - t
+        _expand(game, trees, evaluator, rng, path_node, path_action, path_len, leaf_kind, done, clock)
     return trees
 
 
@@ -328,8 +343,10 @@ def root_priors(priors: np.ndarray, legal: np.ndarray, s: SearchSettings, rng: n
 
 
 def _expand(game: Game, trees: Trees, evaluator: Evaluator, rng: np.random.Generator, path_node: np.ndarray,
-            path_action: np.ndarray, path_len: np.ndarray, leaf_kind: np.ndarray, done: np.ndarray) -> None:
+            path_action: np.ndarray, path_len: np.ndarray, leaf_kind: np.ndarray, done: np.ndarray,
+            clock: dict[str, float]) -> None:
     """Step the wave's new edges, evaluate the new non-terminal leaves in one batch, back everything up."""
+    t0 = time.perf_counter()
     leaf_b, leaf_k = np.nonzero(leaf_kind == 1)
     last = path_len[leaf_b, leaf_k] - 1
     parents = path_node[leaf_b, leaf_k, last]
@@ -343,15 +360,20 @@ def _expand(game: Game, trees: Trees, evaluator: Evaluator, rng: np.random.Gener
     value0 = rets[:, 0].astype(np.float64)
     prior = np.full((len(rows), game.num_actions), -1.0)
     live = np.flatnonzero(~finished)
+    t1 = time.perf_counter()
+    clock["engine_s"] += t1 - t0
     if live.size:
         legal = game.legal_mask_batch(rows[live])
         raw, v = evaluator.evaluate(rows[live], legal, rng)
         prior[live] = normalised_priors(raw, legal)
         v = np.clip(np.asarray(v, dtype=np.float64), -1.0, 1.0)
         value0[live] = np.where(mover[live] == 0, v, -v)
+    t2 = time.perf_counter()
+    clock["evaluator_s"] += t2 - t1
     backup_wave(trees.states, trees.mover, trees.terminal, trees.tvalue, trees.prior, trees.visits, trees.value,
                 trees.child, trees.size, path_node, path_action, path_len, leaf_kind, leaf_b.astype(np.int64),
                 leaf_k.astype(np.int64), rows, mover, finished.astype(np.bool_), value0, prior, done)
+    clock["tree_s"] += time.perf_counter() - t2
 
 
 # ---------------------------------------------------------------------------------------------- move choice
@@ -371,3 +393,35 @@ def sample_moves(policy: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     cum = np.cumsum(policy, axis=1)
     u = rng.random(len(policy)) * cum[:, -1]
     return np.minimum((cum <= u[:, None]).sum(axis=1), policy.shape[1] - 1).astype(np.int64)
+
+
+def most_visited(visits: np.ndarray, priors: np.ndarray) -> np.ndarray:
+    """Per row the action with the most visits; ties go to the higher prior, then the lower action."""
+    key = visits.astype(np.float64) + 0.5 * np.clip(priors, 0.0, 1.0)  # a prior never outweighs one visit
+    return np.argmax(key, axis=1).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------- the agent
+class PUCTAgent(Agent):
+    """PUCT search with a network-free evaluator: ``evaluator="rollout"`` (uniform priors, ``rollouts`` random
+    playouts per leaf) or ``"uniform"`` (value 0).  Batched: a match's rows are searched together."""
+
+    batched = True
+    EVALUATORS = ("rollout", "uniform")
+
+    def __init__(self, game: Game, simulations: int = 1000, c_puct: float = 1.5, evaluator: str = "rollout",
+                 rollouts: int = 1, leaves_per_wave: int = 8, name: str = "puct") -> None:
+        super().__init__(game, name)
+        if evaluator not in self.EVALUATORS:
+            raise BoardRLError(f"{name}: unknown evaluator {evaluator!r}; choices: {', '.join(self.EVALUATORS)}")
+        self.settings = SearchSettings(simulations=int(simulations), c_puct=float(c_puct),
+                                       leaves_per_wave=int(leaves_per_wave))
+        self.evaluator: Evaluator = RolloutEvaluator(game, rollouts) if evaluator == "rollout" else UniformEvaluator()
+
+    def act_batch(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        trees = search(self.game, states, self.evaluator, self.settings, rng)
+        return most_visited(trees.root_visits(), trees.prior[:, 0, :])
+
+    def act(self, state: Any, rng: np.random.Generator) -> int:
+        self.game.check_state(state)
+        return int(self.act_batch(np.asarray(state, dtype=np.int64)[None, :], rng)[0])

@@ -73,9 +73,9 @@ def optimal_moves(params: Params, game, agent) -> dict[str, Any] | None:
     return rate.to_dict()
 
 
-def uci(params: Params, root: Path, game, agent, processes: int = 1) -> dict[str, Any] | None:
-    """The UCI protocols where the game's settings ask for them (Connect 4 only)."""
-    cfg = params.evaluate.per_game[game.game_id].uci
+def uci(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1) -> dict[str, Any] | None:
+    """The UCI protocols where the experiment's settings ask for them (Connect 4 only)."""
+    cfg = params.uci(exp_id)
     if cfg is None:
         return None
     from boardrl.data import uci_table
@@ -91,10 +91,10 @@ def uci(params: Params, root: Path, game, agent, processes: int = 1) -> dict[str
     return out
 
 
-def value_accuracy(params: Params, root: Path, game, agent) -> dict[str, Any] | None:
+def value_accuracy(params: Params, exp_id: str, root: Path, game, agent) -> dict[str, Any] | None:
     """The agent's value read as win/draw/loss on every UCI label (issue 9); None where not measured: the game
     has no UCI settings, they turn it off, or the agent offers no value (``value_batch``)."""
-    cfg = params.evaluate.per_game[game.game_id].uci
+    cfg = params.uci(exp_id)
     if cfg is None or not cfg.value_accuracy:
         return None
     from boardrl.evaluate import value_accuracy as va
@@ -116,10 +116,14 @@ def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, process
     detail = optimal_moves(params, game, agent)
     results["optimal_move_rate"] = None if detail is None else detail["rate"]
     results["optimal_move"] = detail
-    results["uci"] = uci(params, root, game, agent, processes)
-    values = value_accuracy(params, root, game, agent)
+    results["uci"] = uci(params, exp_id, root, game, agent, processes)
+    values = value_accuracy(params, exp_id, root, game, agent)
     if values is not None:
         results["value_accuracy"] = values
+    if hasattr(agent, "network_agent"):  # a searching agent (AlphaZero): its network alone, without search
+        alone = optimal_moves(params, game, agent.network_agent())
+        results["network_alone"] = {"optimal_move_rate": None if alone is None else alone["rate"],
+                                    "optimal_move": alone}
     return results
 
 
@@ -131,6 +135,8 @@ def seed_metrics(results: dict[str, Any]) -> dict[str, float | None]:
             for out in OUTCOMES:
                 m[metric_key("eval", opp, seat, out)] = block[seat][out]
     m["optimal_move_rate"] = results["optimal_move_rate"]
+    if results.get("network_alone"):
+        m[metric_key("network_alone", "optimal_move_rate")] = results["network_alone"]["optimal_move_rate"]
     for label, s in ((results["uci"] or {}).get("seed000") or {}).items():
         m[metric_key("uci", "seed000", label, "win")] = s["win"]
     for label, block in ((results["uci"] or {}).get("full") or {}).items():

@@ -175,22 +175,22 @@ class AlphaZeroLearner(Learner):
     # ------------------------------------------------------------------ the loop
     def train_segment(self, start: int, end: int) -> None:
         """Self-play games start..end (learning after every ``train_every`` of them)."""
-        clock = {"search_s": 0.0, "learn_s": 0.0}
+        clock = {"self_play_s": 0.0, "learn_s": 0.0, "tree_s": 0.0, "engine_s": 0.0, "evaluator_s": 0.0}
         losses: list[tuple[float, float]] = []
         t0 = time.perf_counter()
         while self.counters["games"] < end:
             batch = min(self.p.parallel_games, end - self.counters["games"], self.p.train_every
                         - self.counters["since_train"])
             t = time.perf_counter()
-            self._self_play(batch)
-            clock["search_s"] += time.perf_counter() - t
+            self._self_play(batch, clock)
+            clock["self_play_s"] += time.perf_counter() - t
             if self.counters["since_train"] >= self.p.train_every:
                 t = time.perf_counter()
                 losses += self._learn()
                 clock["learn_s"] += time.perf_counter() - t
         self._log(start, end, time.perf_counter() - t0, clock, losses)
 
-    def _self_play(self, n: int) -> None:
+    def _self_play(self, n: int, clock: dict[str, float] | None = None) -> None:
         """Play ``n`` games side by side to the end; add their positions to the window."""
         game, p = self.game, self.p
         evaluator = NetworkEvaluator(game, self.player, self.device)
@@ -202,7 +202,7 @@ class AlphaZeroLearner(Learner):
         settings = self._search_settings(noise=True)
         while live.any():
             rows = np.flatnonzero(live)
-            trees = search(game, states[rows], evaluator, settings, self.rng)
+            trees = search(game, states[rows], evaluator, settings, self.rng, clock)
             visits = trees.root_visits()
             pi = visit_policy(visits, 1.0)
             moves = sample_moves(visit_policy(visits, 1.0 if plies < p.temperature_plies else 0.0), self.rng)
