@@ -173,7 +173,7 @@ def test_dvc_yaml_params_exist_for_every_experiment(name):
         ("profile", "Big Profile", "profile", "should match pattern"),
         ("experiments", {}, "experiments", "at least 1 item"),
         (f"experiments.{TTT}.agent", "tabular_q", f"experiments.{TTT}.agent",
-         "unknown key; known keys here: game, learner, seeds, params, opponents, ladder, description"),
+         "unknown key; known keys here: game, learner, seeds, params, opponents, ladder, uci, description"),
         (f"experiments.{TTT}.params.games", -5, f"experiments.{TTT}.params.games", "greater than or equal to 1"),
         (f"experiments.{DAB}.params.reward", "score", f"experiments.{DAB}.params.reward", "'result' or 'margin'"),
     ],

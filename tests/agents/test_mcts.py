@@ -1,15 +1,20 @@
-"""UCT / MCTS-solver: strength, tactics, proofs, determinism, and kernel = generic Python path on every game."""
+"""UCT / MCTS-solver: strength, tactics, proofs, determinism, kernel = generic Python path on every game, kernels
+found by game class, and a game of more than 63 actions (several untried-action words a node)."""
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
+from boardrl.agents import mcts
 from boardrl.agents.base import RandomAgent
-from boardrl.agents.mcts import MCTSAgent
+from boardrl.agents.mcts import MCTSAgent, next_uniform
 from boardrl.games import GAME_IDS, make_game
+from boardrl.games.base import Game
+from boardrl.games.tictactoe import TicTacToe
 from boardrl.errors import BoardRLError
 
 TTT = make_game("tictactoe")
@@ -160,3 +165,142 @@ def test_errors():
         MCTSAgent(TTT).act(TTT.replay("14253"), np.random.default_rng(0))
     with pytest.raises(BoardRLError, match="no search yet"):
         MCTSAgent(TTT).root_visits()
+
+
+# ---------------------------------------------------------------------------------------------- kernels by class
+class PlainTicTacToe(TicTacToe):
+    """A subclass registers nothing of its own: it inherits tic-tac-toe's kernels."""
+
+
+def test_a_subclass_inherits_its_base_kernels_and_builds_the_same_tree():
+    s = TTT.replay("15")
+    sub = MCTSAgent(PlainTicTacToe(), simulations=300, rollout="tactical")
+    ref = MCTSAgent(TTT, simulations=300, rollout="tactical")
+    assert sub._kernel is not None
+    assert sub.act(s, np.random.default_rng(2)) == ref.act(s, np.random.default_rng(2))
+    for x, y in zip(sub.last_tree, ref.last_tree):
+        assert np.array_equal(x, y)
+
+
+def test_the_nearest_registered_class_wins(monkeypatch):
+    monkeypatch.setattr(mcts, "_PLUGINS", dict(mcts._PLUGINS))
+    mcts.register_kernels(PlainTicTacToe, mcts._PLUGINS[TicTacToe].build, tactical=False)
+    assert MCTSAgent(PlainTicTacToe())._kernel is not None
+    with pytest.raises(BoardRLError, match="unknown rollout 'tactical' for tictactoe; choices: random"):
+        MCTSAgent(PlainTicTacToe(), rollout="tactical")
+    MCTSAgent(TTT, rollout="tactical")  # the base class keeps its own entry
+
+
+# ---------------------------------------------------------------------------------------------- > 63 actions
+class CellsState(NamedTuple):
+    taken: int  # bit a: cell a claimed (a Python int: 100 bits)
+    plies: int
+    winner: int  # -1 none yet
+
+
+class ManyCells(Game):
+    """Toy game of 100 actions: players alternately claim a free cell; whoever claims cell 90 wins at once,
+    otherwise the game is drawn after ``plies`` plies.  No kernels: MCTS runs it on the Python path."""
+
+    game_id = "many_cells"
+    num_actions = 100
+    state_type = CellsState
+    encoding_shape = (1, 1, 100)
+    WIN = 90
+
+    def __init__(self, plies: int) -> None:
+        self.plies = plies
+
+    def initial_state(self) -> CellsState:
+        return CellsState(0, 0, -1)
+
+    def legal_moves(self, state: CellsState) -> np.ndarray:
+        if self.is_over(state):
+            return np.zeros(self.num_actions, dtype=bool)
+        return np.array([not (state.taken >> a) & 1 for a in range(self.num_actions)])
+
+    def _apply(self, state: CellsState, move: int) -> CellsState:
+        winner = state.plies % 2 if move == self.WIN else -1
+        return CellsState(state.taken | (1 << move), state.plies + 1, winner)
+
+    def to_move(self, state: CellsState) -> int:
+        return state.plies % 2
+
+    def is_over(self, state: CellsState) -> bool:
+        return state.winner >= 0 or state.plies >= self.plies
+
+    def returns(self, state: CellsState) -> tuple[float, float]:
+        if state.winner < 0:
+            return (0.0, 0.0)
+        return (1.0, -1.0) if state.winner == 0 else (-1.0, 1.0)
+
+    def render(self, state: CellsState) -> str:
+        return f"{state.taken:0100b}"
+
+    def format_move(self, move: int) -> str:
+        return str(move)
+
+    def parse_move(self, text: str) -> int:
+        return int(text)
+
+    def batched(self, n, auto_reset=True):
+        raise NotImplementedError
+
+    def legal_mask_batch(self, states):
+        raise NotImplementedError
+
+    def to_move_batch(self, states):
+        raise NotImplementedError
+
+    def encode_batch(self, states):
+        raise NotImplementedError
+
+
+def test_more_than_63_actions_expand_in_the_stream_order_across_words():
+    """One-ply game, 94 legal cells on both sides of bit 63: 94 simulations expand each exactly once, child i
+    (node i + 1) being the floor(u*k)-th lowest untried cell for the i-th draw u of the search's stream."""
+    game = ManyCells(plies=1)
+    taken = [0, 5, 62, 63, 64, 99]
+    start = CellsState(sum(1 << a for a in taken), 0, -1)
+    legal = [a for a in range(100) if a not in taken]
+    agent = MCTSAgent(game, simulations=len(legal))
+    assert agent._kernel is None
+    move = agent.act(start, np.random.default_rng(4))
+    rs = np.array([np.random.default_rng(4).integers(0, 2**63)], dtype=np.uint64)
+    untried, expected = list(legal), []
+    for _ in legal:  # every child is terminal, so no rollout draws from the stream
+        k = len(untried)
+        expected.append(untried.pop(min(int(next_uniform(rs) * k), k - 1)))
+    children = agent.last_tree[2]
+    assert np.array_equal(children[0, expected], np.arange(1, len(legal) + 1))
+    assert (children[0, taken] == -1).all()
+    assert np.array_equal(agent.root_visits(), np.isin(np.arange(100), legal).astype(np.int64))
+    assert move == ManyCells.WIN  # all visited once; the win has the higher mean
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_several_word_kernels_build_the_one_word_tree(kernel):
+    """Nodes of tic-tac-toe forced to 3 untried words (the code path of games over 63 actions, compiled or not)
+    build exactly the one-word tree: word 0 is the one-word bitmask, UNTRIED its count, the other words empty."""
+    s = TTT.replay("1")
+    one = MCTSAgent(TTT, simulations=500, solver=True, kernel=kernel)
+    wide = MCTSAgent(TTT, simulations=500, solver=True, kernel=kernel)
+    wide._words = 3
+    assert one.act(s, np.random.default_rng(7)) == wide.act(s, np.random.default_rng(7))
+    (i1, w1, c1), (i3, w3, c3) = one.last_tree, wide.last_tree
+    assert np.array_equal(w1, w3) and np.array_equal(c1, c3)
+    assert i1.shape[1] == mcts.MORE and i3.shape[1] == mcts.MORE + 3
+    others = [j for j in range(mcts.MORE) if j != mcts.UNTRIED]
+    assert np.array_equal(i1[:, others], i3[:, others])
+    assert np.array_equal(i1[:, mcts.UNTRIED], i3[:, mcts.MORE]) and not i3[:, mcts.MORE + 1 :].any()
+    assert i3[:, mcts.UNTRIED].tolist() == [bin(int(b)).count("1") for b in i1[:, mcts.UNTRIED]]
+
+
+def test_solver_proves_the_win_at_cell_90_of_100():
+    game = ManyCells(plies=3)
+    agent = MCTSAgent(game, simulations=300, solver=True)
+    assert agent.act(game.initial_state(), np.random.default_rng(0)) == ManyCells.WIN
+    assert agent.root_proven() == 1
+    assert agent.root_visits().sum() <= 100  # the root is proven once the winning cell is expanded
+    with pytest.raises(BoardRLError, match="unknown rollout 'tactical' for many_cells; choices: random"):
+        MCTSAgent(game, rollout="tactical")

@@ -16,13 +16,13 @@ from boardrl.games import make_game
 from boardrl.errors import BoardRLError
 
 EXPECTED = {
-    "tictactoe": ["random", "semirandom", "tactical", "alphabeta", "maxmin", "seed000_alphabeta", "mcts", "perfect",
+    "tictactoe": ["random", "semirandom", "tactical", "alphabeta", "maxmin", "seed000_alphabeta", "mcts", "puct", "perfect",
                   "human", "pool"],
-    "connect4": ["random", "semirandom", "tactical", "alphabeta", "maxmin", "mcts", "perfect", "human", "pool"],
-    "dots_and_boxes_2x2": ["random", "semirandom", "alphabeta", "mcts", "perfect", "human", "pool", "moderate",
+    "connect4": ["random", "semirandom", "tactical", "alphabeta", "maxmin", "mcts", "puct", "perfect", "human", "pool"],
+    "dots_and_boxes_2x2": ["random", "semirandom", "alphabeta", "mcts", "puct", "perfect", "human", "pool", "moderate",
                            "advanced"],
-    "dots_and_boxes_4x4": ["random", "semirandom", "alphabeta", "mcts", "human", "pool", "moderate", "advanced"],
-    "conniption": ["random", "semirandom", "tactical", "alphabeta", "mcts", "human", "pool", "conniption_random", "sols",
+    "dots_and_boxes_4x4": ["random", "semirandom", "alphabeta", "mcts", "puct", "human", "pool", "moderate", "advanced"],
+    "conniption": ["random", "semirandom", "tactical", "alphabeta", "mcts", "puct", "human", "pool", "conniption_random", "sols",
                    "cells", "hybrid", "flip"],
 }
 

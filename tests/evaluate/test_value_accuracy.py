@@ -149,7 +149,7 @@ def test_the_uci_setting_is_backward_compatible_and_turns_it_off(tmp_path):
     del uci["value_accuracy"]  # a params file from before the setting existed
     assert parse_params(data).evaluate.per_game["connect4"].uci.value_accuracy is True
     uci["value_accuracy"] = False
-    assert stage.value_accuracy(parse_params(data), tmp_path, C4, ConstantValue(0.0)) is None  # no table read
+    assert stage.value_accuracy(parse_params(data), "connect4_dqn", tmp_path, C4, ConstantValue(0.0)) is None  # no table read
 
 
 def test_the_report_shows_each_seed_with_a_value(table):

@@ -113,12 +113,19 @@ def test_torch_threads_uses_the_available_cores():
 # ---------------------------------------------------------------------------------------------- the seeds' nets
 @pytest.mark.parametrize("game_id", GAMES)
 @pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_every_preset_builds_a_q_network_on_every_game(game_id, preset):
+def test_every_preset_builds_its_network_on_every_game(game_id, preset):
+    """Q presets give one (N, A) output; policy/value presets (AlphaZero) give logits (N, A) and values (N,)."""
     game = make_game(game_id)
     config = network_preset(preset, game.encoding_shape)
     assert parse_network_config(config.model_dump()) == config
     net = build_network(config, game.encoding_shape, game.num_actions).eval()
-    assert net(torch.zeros(2, *game.encoding_shape)).shape == (2, game.num_actions)
+    out = net(torch.zeros(2, *game.encoding_shape))
+    if config.head == "policy_value":
+        logits, value = out
+        assert logits.shape == (2, game.num_actions) and value.shape == (2,)
+        assert bool(((value >= -1) & (value <= 1)).all())
+    else:
+        assert out.shape == (2, game.num_actions)
 
 
 def test_seed_architectures_have_the_seeds_layer_shapes():

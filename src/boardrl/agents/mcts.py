@@ -12,10 +12,16 @@ is backed up with its exact result instead of a rollout, search stops once the r
 root plays a proven-best child.
 
 Why this layout: the tree lives in flat numpy arrays (node table, per-action child table, wins, states) and its
-walk, expansion, backup and proving are numba kernels shared by all games.  One search loop (``uct_search``)
-drives them; every game here (tic-tac-toe, Connect 4, Dots and Boxes, Conniption) plugs its own rule kernels into
-it as compiled functions (about a millisecond per 1,000 simulations); any other Game, or ``kernel=False``, runs
-the same loop in Python with plug-ins that go through the Game interface.  Randomness comes from one seed
+walk, expansion, backup and proving are numba kernels shared by all games.  A node's untried actions are kept in
+its row of the node table: for a game of at most 63 actions as the bitmask in the UNTRIED column; for a larger
+game as bits of 63-bit words in the columns from MORE on (action ``a`` is bit ``a % 63`` of word ``a // 63``; the
+sign bit is never used), UNTRIED then counting them.  Either way UNTRIED is 0 exactly when nothing is left to
+expand, all that selection and proving ask, so the tree takes any number of actions and the small games keep
+their one-column speed.  One search loop (``uct_search``) drives the kernels.  A Game class plugs its own rule
+kernels into it as compiled functions with ``register_kernels`` (tic-tac-toe, Connect 4, Dots and Boxes and
+Conniption do, at about a millisecond per 1,000 simulations); the lookup walks the game's class hierarchy, so a
+subclass gets its base's kernels.  Any other Game, or ``kernel=False``, runs the same loop in Python with
+plug-ins that go through the Game interface, whatever its number of actions.  Randomness comes from one seed
 drawn from the caller's Generator, expanded by a splitmix64 stream inside the kernels, so a search is
 deterministic given the rng, and both paths consume that stream identically: the tests check that they build
 the same tree on every game.
@@ -24,7 +30,7 @@ the same tree on every game.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -34,28 +40,43 @@ from boardrl.agents.simple import c4_tactical, nth_set_bit, ttt_tactical
 from boardrl.games._kernels import popcount
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
+from boardrl.games.connect4 import Connect4
 from boardrl.games.connect4 import apply as c4_apply
 from boardrl.games.connect4 import legal_columns as c4_legal_columns
 from boardrl.games.connect4 import status as c4_status
+from boardrl.games.tictactoe import TicTacToe
 from boardrl.games.tictactoe import apply as ttt_apply
 from boardrl.games.tictactoe import legal_bits as ttt_legal_bits
 from boardrl.games.tictactoe import status as ttt_status
 
 try:  # optional fast paths: a broken module of one game must not take MCTS down for the others
+    from boardrl.games.dots_and_boxes import DotsAndBoxes
     from boardrl.games.dots_and_boxes import apply as dab_apply
 except ImportError:  # pragma: no cover
-    dab_apply = None
+    DotsAndBoxes = dab_apply = None
 try:
+    from boardrl.games.conniption import Conniption
     from boardrl.games.conniption import apply as cn_apply
     from boardrl.games.conniption import legal_bits as cn_legal_bits
 except ImportError:  # pragma: no cover
-    cn_apply = cn_legal_bits = None
+    Conniption = cn_apply = cn_legal_bits = None
 
-# columns of the int64 node table
-PARENT, ACTION, UNTRIED, VISITS, MOVER, TO_MOVE, PROVEN = range(7)
+# columns of the int64 node table; with more than one untried word a node, the words follow from MORE on
+PARENT, ACTION, UNTRIED, VISITS, MOVER, TO_MOVE, PROVEN, MORE = range(8)
 UNKNOWN = 9  # PROVEN: +1 player 0 wins, -1 player 1 wins, 0 draw, UNKNOWN not proven
 ROLLOUTS = ("random", "tactical")
-TACTICAL_ROLLOUT_GAMES = ("tictactoe", "connect4")  # games with a numba tactical player
+WORD = 63  # actions per untried word: bits 0..62 of an int64, never the sign bit
+
+
+def untried_words(num_actions: int) -> int:
+    """Words of untried-action bits a node needs for ``num_actions`` actions."""
+    return max(1, -(-num_actions // WORD))
+
+
+def node_columns(words: int) -> int:
+    """Width of the node table: one word fits the UNTRIED column, several take columns of their own."""
+    return MORE if words == 1 else MORE + words
+
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -77,7 +98,57 @@ def next_uniform(rs: np.ndarray) -> float:
 
 # ---------------------------------------------------------------------------------------------- tree kernels
 @njit(cache=True)
+def rth_set_bit(bits: int, r: int) -> int:
+    """Index of the ``r``-th lowest set bit of ``bits`` (r = 0: the lowest); -1 if there are not that many."""
+    i = 0
+    while bits:
+        if bits & 1:
+            if r == 0:
+                return i
+            r -= 1
+        bits >>= 1
+        i += 1
+    return -1
+
+
+# tree_root, tree_pick_untried and tree_add keep the one-word bitmask in UNTRIED; the loop calls the ``*_words``
+# kernels here only when the node table has word columns (games of more than 63 actions).  Why: the one-word
+# kernels, and selection, stay as small as they can for LLVM to inline and optimise, which measurably matters at
+# a fraction of a microsecond a simulation (even a never-taken word check in selection cost tic-tac-toe 5-20%;
+# ``inline="always"`` adds reference counting of the arrays to every simulation, which costs more than a call).
+@njit(cache=True)
+def set_untried_words(info: np.ndarray, node: int, legal: np.ndarray, keep: bool) -> None:
+    """Make the words ``legal`` the untried actions of ``node`` and UNTRIED their count; or clear them."""
+    n = 0
+    for w in range(legal.shape[0]):
+        bits = legal[w] if keep else 0
+        info[node, MORE + w] = bits
+        n += popcount(bits)
+    info[node, UNTRIED] = n
+
+
+@njit(cache=True)
+def pick_untried_words(info: np.ndarray, node: int, rs: np.ndarray) -> int:
+    """``tree_pick_untried`` over word columns: the same ``floor(u*k)``-th lowest of the k untried actions."""
+    k = info[node, UNTRIED]
+    r = int(next_uniform(rs) * k)
+    if r >= k:
+        r = k - 1
+    for w in range(info.shape[1] - MORE):
+        bits = info[node, MORE + w]
+        c = popcount(bits)
+        if r < c:
+            a = rth_set_bit(bits, r)
+            info[node, MORE + w] = bits & ~(1 << a)
+            info[node, UNTRIED] = k - 1
+            return w * WORD + a
+        r -= c
+    return -1
+
+
+@njit(cache=True)
 def tree_root(info: np.ndarray, to_move: int, legal: int, proven: int) -> None:
+    """Make node 0 the root; ``legal``: its legal actions as one word."""
     info[0, PARENT] = -1
     info[0, ACTION] = -1
     info[0, UNTRIED] = legal
@@ -114,7 +185,10 @@ def tree_select(info: np.ndarray, wins: np.ndarray, children: np.ndarray, c: flo
 
 @njit(cache=True)
 def tree_pick_untried(info: np.ndarray, node: int, rs: np.ndarray) -> int:
-    """Remove and return a uniformly random untried action of ``node``."""
+    """Remove and return a uniformly random untried action of ``node``: the ``floor(u*k)``-th lowest of its k.
+
+    The one-word bitmask only; ``pick_untried_words`` is the same rule over word columns.
+    """
     a = nth_set_bit(info[node, UNTRIED], next_uniform(rs))
     info[node, UNTRIED] &= ~(1 << a)
     return a
@@ -124,7 +198,10 @@ def tree_pick_untried(info: np.ndarray, node: int, rs: np.ndarray) -> int:
 def tree_add(
     info: np.ndarray, children: np.ndarray, parent: int, action: int, new: int, to_move: int, legal: int, proven: int
 ) -> int:
-    """Create node ``new`` as the child of ``parent`` through ``action``; returns ``new``."""
+    """Create node ``new`` as the child of ``parent`` through ``action``; returns ``new``.
+
+    ``legal``: the new state's legal actions as one word; a proven node keeps no untried action.
+    """
     info[new, PARENT] = parent
     info[new, ACTION] = action
     info[new, UNTRIED] = legal if proven == UNKNOWN else 0
@@ -214,7 +291,8 @@ def tree_best_action(info: np.ndarray, wins: np.ndarray, children: np.ndarray, s
 
 # ---------------------------------------------------------------------------------------------- the search loop
 # A game plugs into the loop with three kernels over the int64 state rows of the tree (``states[i]`` = node i):
-#   facts(states, node, arg, aux) -> (player to move, legal-action bits, PROVEN value) of node ``node``
+#   facts(states, node, arg, aux, legal) -> (player to move, PROVEN value) of node ``node``; writes the node's
+#       legal actions as bits into ``legal``, every one of its words (a single word for <= 63 actions)
 #   step(states, parent, child, action, arg, aux): write into ``states[child]`` the state after ``action``
 #   rollout(states, node, kind, rs, arg, aux) -> result for player 0 of a playout from node ``node``
 # ``arg`` and ``aux`` carry what a game's rules need besides the row (Dots and Boxes: the full edge set and the
@@ -223,7 +301,7 @@ def tree_best_action(info: np.ndarray, wins: np.ndarray, children: np.ndarray, s
 # key by its address, and every process would compile the loop again.
 _ROWS = types.int64[:, ::1]
 _AUX = types.int64[:, ::1]
-FACTS = types.FunctionType(types.UniTuple(types.int64, 3)(_ROWS, types.int64, types.int64, _AUX))
+FACTS = types.FunctionType(types.UniTuple(types.int64, 2)(_ROWS, types.int64, types.int64, _AUX, types.int64[::1]))
 STEP = types.FunctionType(types.void(_ROWS, types.int64, types.int64, types.int64, types.int64, _AUX))
 ROLLOUT = types.FunctionType(types.float64(_ROWS, types.int64, types.int64, types.uint64[::1], types.int64, _AUX))
 NO_AUX = np.zeros((0, 0), dtype=np.int64)
@@ -231,28 +309,33 @@ NO_AUX = np.zeros((0, 0), dtype=np.int64)
 
 @njit(
     types.int64(
-        types.int64[:, ::1], types.float64[::1], types.int64[:, ::1], _ROWS, types.int64, types.float64,
-        types.boolean, types.int64, types.uint64[::1], FACTS, STEP, ROLLOUT, types.int64, _AUX,
+        types.int64[:, ::1], types.float64[::1], types.int64[:, ::1], types.int64[::1], _ROWS, types.int64,
+        types.float64, types.boolean, types.int64, types.uint64[::1], FACTS, STEP, ROLLOUT, types.int64, _AUX,
     ),
     cache=True,
 )
-def uct_search(info, wins, children, states, sims, c, solver, kind, rs, facts, step, rollout, arg, aux):
+def uct_search(info, wins, children, legal, states, sims, c, solver, kind, rs, facts, step, rollout, arg, aux):
     """Whole UCT search from ``states[0]`` with a game's plug-in kernels (above); returns the chosen action.
 
     The Python path runs this same loop (``uct_search.py_func``) with Python versions of the three kernels.
     """
-    to_move, legal, proven = facts(states, 0, arg, aux)
-    tree_root(info, to_move, legal, proven)
+    wide = info.shape[1] > MORE  # untried actions in word columns
+    to_move, proven = facts(states, 0, arg, aux, legal)
+    tree_root(info, to_move, legal[0], proven)
+    if wide:
+        set_untried_words(info, 0, legal, True)
     n = 1
     for _ in range(sims):
         if solver and info[0, PROVEN] != UNKNOWN:
             break
         node = tree_select(info, wins, children, c, solver)
         if info[node, PROVEN] == UNKNOWN:
-            a = tree_pick_untried(info, node, rs)
+            a = pick_untried_words(info, node, rs) if wide else tree_pick_untried(info, node, rs)
             step(states, node, n, a, arg, aux)
-            to_move, legal, proven = facts(states, n, arg, aux)
-            node = tree_add(info, children, node, a, n, to_move, legal, proven)
+            to_move, proven = facts(states, n, arg, aux, legal)
+            node = tree_add(info, children, node, a, n, to_move, legal[0], proven)
+            if wide:
+                set_untried_words(info, node, legal, proven == UNKNOWN)
             n += 1
         if info[node, PROVEN] != UNKNOWN:
             r0 = proven_reward(info[node, PROVEN])
@@ -270,10 +353,11 @@ def status_proven(s: int) -> int:
 
 # ---------------------------------------------------------------------------------------------- tic-tac-toe
 @njit(cache=True)
-def ttt_facts(states, node, arg, aux):
-    """(player to move, legal cells, PROVEN) of the row (x, o); X moves when the stone counts are equal."""
+def ttt_facts(states, node, arg, aux, legal):
+    """(player to move, PROVEN) of the row (x, o), legal cells into ``legal``; X moves when the counts are equal."""
     x, o = states[node, 0], states[node, 1]
-    return 0 if popcount(x) == popcount(o) else 1, ttt_legal_bits(x, o), status_proven(ttt_status(x, o))
+    legal[0] = ttt_legal_bits(x, o)
+    return 0 if popcount(x) == popcount(o) else 1, status_proven(ttt_status(x, o))
 
 
 @njit(cache=True)
@@ -296,10 +380,11 @@ def ttt_rollout(states, node, kind, rs, arg, aux):
 
 # ---------------------------------------------------------------------------------------------- Connect 4
 @njit(cache=True)
-def c4_facts(states, node, arg, aux):
-    """(player to move, legal columns, PROVEN) of the row (current, mask, plies)."""
+def c4_facts(states, node, arg, aux, legal):
+    """(player to move, PROVEN) of the row (current, mask, plies); legal columns into ``legal``."""
     cur, mask, plies = states[node, 0], states[node, 1], states[node, 2]
-    return plies & 1, c4_legal_columns(cur, mask, plies), status_proven(c4_status(cur, mask, plies))
+    legal[0] = c4_legal_columns(cur, mask, plies)
+    return plies & 1, status_proven(c4_status(cur, mask, plies))
 
 
 @njit(cache=True)
@@ -329,10 +414,11 @@ def _dab_result(s0: int, s1: int) -> int:
 
 
 @njit(cache=True)
-def dab_facts(states, node, full, ebm):
-    """(player to move, undrawn edges, PROVEN) of the row (edges, to_move, score0, score1)."""
+def dab_facts(states, node, full, ebm, legal):
+    """(player to move, PROVEN) of the row (edges, to_move, score0, score1); undrawn edges into ``legal``."""
     e = states[node, 0]
-    return states[node, 1], full & ~e, UNKNOWN if e != full else _dab_result(states[node, 2], states[node, 3])
+    legal[0] = full & ~e
+    return states[node, 1], UNKNOWN if e != full else _dab_result(states[node, 2], states[node, 3])
 
 
 @njit(cache=True)
@@ -354,9 +440,10 @@ def dab_rollout(states, node, kind, rs, full, ebm):
 # ---------------------------------------------------------------------------------------------- Conniption
 # arg = 1 with the seed's draw rule, else 0; rows are the 8-field state
 @njit(cache=True)
-def cn_facts(states, node, seed_rule, aux):
+def cn_facts(states, node, seed_rule, aux, legal):
     r = states[node]
-    return r[6], cn_legal_bits(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]), status_proven(r[7])
+    legal[0] = cn_legal_bits(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+    return r[6], status_proven(r[7])
 
 
 @njit(cache=True)
@@ -380,31 +467,65 @@ def cn_rollout(states, node, kind, rs, seed_rule, aux):
     return proven_reward(status_proven(status))
 
 
-def _kernels(game: Game) -> tuple | None:
-    """(facts, step, rollout, arg, aux) that plug ``game`` into ``uct_search``, or None for the Python path.
+# ---------------------------------------------------------------------------------------------- the kernel registry
+class KernelPlugin(NamedTuple):
+    """How a Game class plugs into ``uct_search``: ``build(game)`` -> (facts, step, rollout, arg, aux).
 
-    Kept as dispatchers plus plain arguments, not a closure, so the agent pickles into match worker processes.
+    ``tactical``: the rollout kernel also plays ``kind`` 1, rollouts by the game's tactical player.
     """
-    gid = game.game_id
-    if gid == "tictactoe":
-        return ttt_facts, ttt_step, ttt_rollout, 0, NO_AUX
-    if gid == "connect4":
-        return c4_facts, c4_step, c4_rollout, 0, NO_AUX
-    if gid.startswith("dots_and_boxes_") and dab_apply is not None:
-        ebm = np.ascontiguousarray(game.geo.edge_box_masks, dtype=np.int64)
-        return dab_facts, dab_step, dab_rollout, int(game.full), ebm
-    if gid == "conniption" and cn_apply is not None:
-        return cn_facts, cn_step, cn_rollout, int(bool(game.seed_draw_rule)), NO_AUX
+
+    build: Callable[[Game], tuple]
+    tactical: bool
+
+
+_PLUGINS: dict[type, KernelPlugin] = {}
+
+
+def register_kernels(game_cls: type, build: Callable[[Game], tuple], tactical: bool = False) -> None:
+    """Give ``game_cls`` and its subclasses the compiled search; ``build(game)`` returns the kernels and arguments.
+
+    The kernels must have the signatures of the search-loop comment above (first-class numba functions).
+    ``build`` returns dispatchers plus plain arguments, not a closure, so the agent pickles into match workers.
+    """
+    _PLUGINS[game_cls] = KernelPlugin(build, tactical)
+
+
+def kernel_plugin(game: Game) -> KernelPlugin | None:
+    """The plug-in registered for the nearest class of ``game`` in its MRO; None: the Python path."""
+    for cls in type(game).__mro__:
+        plugin = _PLUGINS.get(cls)
+        if plugin is not None:
+            return plugin
     return None
+
+
+def _dab_kernels(game: Game) -> tuple:
+    """arg = the full edge set, aux = the edge-box masks of the board."""
+    ebm = np.ascontiguousarray(game.geo.edge_box_masks, dtype=np.int64)
+    return dab_facts, dab_step, dab_rollout, int(game.full), ebm
+
+
+def _cn_kernels(game: Game) -> tuple:
+    """arg = 1 with the seed's draw rule, else 0."""
+    return cn_facts, cn_step, cn_rollout, int(bool(game.seed_draw_rule)), NO_AUX
+
+
+register_kernels(TicTacToe, lambda game: (ttt_facts, ttt_step, ttt_rollout, 0, NO_AUX), tactical=True)
+register_kernels(Connect4, lambda game: (c4_facts, c4_step, c4_rollout, 0, NO_AUX), tactical=True)
+if DotsAndBoxes is not None:
+    register_kernels(DotsAndBoxes, _dab_kernels)
+if Conniption is not None:
+    register_kernels(Conniption, _cn_kernels)
 
 
 # ---------------------------------------------------------------------------------------------- the agent
 class MCTSAgent(Agent):
     """UCT with random rollouts; ``simulations`` per move, exploration ``c``, optional MCTS-solver backup.
 
-    ``rollout="tactical"`` (tic-tac-toe, Connect 4) plays rollouts with the tactical player instead of at random.
-    ``kernel=False`` forces the generic Python path (same tree, slower; it exists to cross-check the kernels).
-    After ``act``, ``last_tree`` holds the node table and wins of the search (for inspection and tests).
+    ``rollout="tactical"`` (games registered with ``tactical=True``: tic-tac-toe, Connect 4) plays rollouts with
+    the tactical player instead of at random.  ``kernel=False`` forces the generic Python path (same tree,
+    slower; it exists to cross-check the kernels).  After ``act``, ``last_tree`` holds the node table, wins and
+    child table of the search (for inspection and tests).
     """
 
     def __init__(
@@ -424,18 +545,17 @@ class MCTSAgent(Agent):
             raise BoardRLError(f"{name}: c must be a number >= 0, got {c!r}")
         if not isinstance(solver, (bool, np.bool_)):
             raise BoardRLError(f"{name}: solver must be true or false, got {solver!r}")
-        self._kernel = _kernels(game) if kernel else None
-        tactical_ok = game.game_id in TACTICAL_ROLLOUT_GAMES and self._kernel is not None
-        rollouts = ROLLOUTS if tactical_ok else ("random",)
+        plugin = kernel_plugin(game) if kernel else None
+        self._kernel = plugin.build(game) if plugin is not None else None
+        rollouts = ROLLOUTS if plugin is not None and plugin.tactical else ("random",)
         if rollout not in rollouts:
             choices = ", ".join(rollouts)
             raise BoardRLError(f"{name}: unknown rollout {rollout!r} for {game.game_id}; choices: {choices}")
-        if game.num_actions > 62:
-            raise BoardRLError(f"{name}: {game.game_id} has {game.num_actions} actions; the tree handles at most 62")
         self.simulations = int(simulations)
         self.c = float(c)
         self.solver = bool(solver)
         self.rollout = rollout
+        self._words = untried_words(game.num_actions)
         self.last_tree: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def act(self, state: Any, rng: np.random.Generator) -> int:
@@ -445,7 +565,8 @@ class MCTSAgent(Agent):
             raise BoardRLError(f"{self.name}: no legal move, the game is over")
         rs = np.array([rng.integers(0, 2**63)], dtype=np.uint64)
         size = self.simulations + 1
-        info = np.zeros((size, 7), dtype=np.int64)
+        info = np.zeros((size, node_columns(self._words)), dtype=np.int64)
+        legal_words = np.zeros(self._words, dtype=np.int64)  # scratch: where ``facts`` reports the legal actions
         wins = np.zeros(size, dtype=np.float64)
         children = np.full((size, self.game.num_actions), -1, dtype=np.int64)
         if self._kernel is not None:
@@ -454,27 +575,27 @@ class MCTSAgent(Agent):
             states[0] = state
             kind = ROLLOUTS.index(self.rollout)
             move = uct_search(
-                info, wins, children, states, self.simulations, self.c, self.solver, kind, rs, facts, step, rollout,
-                arg, aux,
+                info, wins, children, legal_words, states, self.simulations, self.c, self.solver, kind, rs, facts, step,
+                rollout, arg, aux,
             )
         else:  # the same loop in Python, over the Game interface
             move = uct_search.py_func(
-                info, wins, children, [state], self.simulations, self.c, self.solver, 0, rs, self._facts, self._step,
-                self._rollout, 0, None,
+                info, wins, children, legal_words, [state], self.simulations, self.c, self.solver, 0, rs, self._facts,
+                self._step, self._rollout, 0, None,
             )
         self.last_tree = (info, wins, children)
         return int(move)
 
     # -------------------------------------------------------------------------------- any game: Python plug-ins
-    def _facts(self, states: list, node: int, arg: int, aux: None) -> tuple[int, int, int]:
-        """(player to move, legal-action bits, proven value or UNKNOWN) of ``states[node]``."""
+    def _facts(self, states: list, node: int, arg: int, aux: None, legal: np.ndarray) -> tuple[int, int]:
+        """(player to move, proven value or UNKNOWN) of ``states[node]``; its legal actions as bits into ``legal``."""
         g, state = self.game, states[node]
+        legal[:] = 0
         if g.is_over(state):
-            return g.to_move(state), 0, int(round(g.returns(state)[0]))
-        bits = 0
+            return g.to_move(state), int(round(g.returns(state)[0]))
         for a in np.flatnonzero(g.legal_moves(state)):
-            bits |= 1 << int(a)
-        return g.to_move(state), bits, UNKNOWN
+            legal[a // WORD] |= 1 << int(a % WORD)
+        return g.to_move(state), UNKNOWN
 
     def _step(self, states: list, parent: int, child: int, a: int, arg: int, aux: None) -> None:
         """Append the child state (nodes are numbered in creation order, so ``child == len(states)``)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from boardrl.report import html, markdown
+from boardrl.report.alphazero_section import alphazero_section
 from boardrl.report.comparison import seeds_table
 from boardrl.report.traces_section import trace_cells
 from boardrl.report.document import Block, Bullets, Heading, Paragraph, Span, Table, text
@@ -110,6 +111,7 @@ def compose(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: P
     for e in exps:
         blocks += experiment_blocks(e, links, fig_dir)
     blocks += optimal_blocks(exps, links, fig_dir)
+    blocks += alphazero_section(exps, links, project)
     blocks += sweep_blocks(sweeps or [], exps, links, fig_dir)
     blocks += tournament_blocks(tournaments or {}, links)
     blocks += closing_blocks(exps, links, tournaments)

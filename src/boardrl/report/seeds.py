@@ -29,6 +29,7 @@ Kind = Literal["tabular", "neural", "alphazero", "baseline"]
 LEARNER_KINDS: dict[str, Kind] = {
     "tabular_q": "tabular", "qt": "tabular", "dots_table": "tabular", "seed004_q": "tabular",
     "dqn": "neural", "td0": "neural", "td_lambda": "neural", "qnet": "neural", "dqn_lambda": "neural",
+    "alphazero": "alphazero",
 }
 
 #: Our best experiment of each kind on each game (the "best" column of the seed table).
@@ -41,6 +42,10 @@ BEST: dict[tuple[str, Kind], str] = {
     ("connect4", "neural"): "connect4_dqn",
     ("dots_and_boxes_3x3", "neural"): "dots_and_boxes_3x3_dqn",
     ("conniption", "neural"): "conniption_dqn",
+    ("tictactoe", "alphazero"): "tictactoe_alphazero",
+    ("connect4", "alphazero"): "connect4_alphazero",
+    ("dots_and_boxes_3x3", "alphazero"): "dots_and_boxes_3x3_alphazero",
+    ("conniption", "alphazero"): "conniption_alphazero",
 }
 
 _DEFAULT_MEASURE: dict[str, Measure] = {"win": "win", "wdl": "win", "win_draw": "win_draw", "score": "score",
@@ -200,10 +205,11 @@ def _s003() -> list[SeedNumber]:
                               src, value=values[1], reproduction=repro))
     proto = "300 games per seat vs Minimax (uniform among optimal moves), 25 simulations, temperature 0"
     budget = "30 epochs x 2,000 games"
+    repro = ("tictactoe_seed003_alphazero",)  # its ladder: {agent: perfect, games: 600}, 300 per seat
     out.append(SeedNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_first",
-                          "score", "0.50 from epoch 0-1", src, value=0.5))
+                          "score", "0.50 from epoch 0-1", src, value=0.5, reproduction=repro))
     out.append(SeedNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_second",
-                          "score", "0.38 → 0.50 by epoch 8", src, value=0.5))
+                          "score", "0.38 → 0.50 by epoch 8", src, value=0.5, reproduction=repro))
     return out
 
 

@@ -1,0 +1,316 @@
+"""The report's AlphaZero section: each AlphaZero experiment's search against the ladder, its network alone, and
+the targets of issue 10, each judged from the numbers.
+
+Why a section of its own: an AlphaZero agent is two players, the search (``eval_simulations`` per move) and its
+network's greedy policy, and the optimal-move rates of both side by side say how much the search adds.  The
+targets are checked here from the results, never written by hand, so a rerun that misses one says so; an
+experiment without results says "not run" instead of failing the report.
+
+Where the settings come from: the results hold the training budget and time but not the simulations per move or
+the plies of the optimal-move positions.  Those are read from the project's params.yaml and stated as the
+evaluation's only when that file's evaluate slice still hashes to the params hash the evaluation recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from boardrl.report.document import Block, Bullets, Heading, Inline, Paragraph, Span, Table, text
+from boardrl.report.links import Links, pct, rate_with_ci, with_ci
+from boardrl.report.results import Experiment, SeedResult, finite
+from boardrl.report.sections import SEAT_NAMES, budget_text
+from boardrl.report.seeds import BEST, LEARNER_KINDS, SEED004_OPPONENTS, SEED_NUMBERS
+
+if TYPE_CHECKING:
+    from boardrl.config import Params
+
+TITLE = "AlphaZero: search and its network"
+KIND = "alphazero"
+PLAYED_SEATS = ("as_first", "as_second")
+COUNTS = {"win": "wins", "draw": "draws", "loss": "losses"}
+#: Our AlphaZero experiments, listed (as "not run") even before they have results: the seeds' reproductions,
+#: then our best of each game.
+EXPECTED: tuple[str, ...] = tuple(dict.fromkeys(
+    [r for n in SEED_NUMBERS if n.kind == KIND for r in n.reproduction]
+    + [exp_id for (_, kind), exp_id in BEST.items() if kind == KIND]))
+
+Check = Callable[[SeedResult], str]
+
+
+# ---------------------------------------------------------------------------------------------- targets
+@dataclass(frozen=True)
+class Target:
+    """One target of issue 10: what it asks, in words, and the check that says "met" or why not."""
+
+    words: str
+    check: Check
+    profile: str | None = None  # the params profile the target is set for (None: every profile)
+
+
+def seat_count(stats: dict[str, Any], out: str) -> tuple[int, int]:
+    """(count of ``out``, games) of one seat block: the stored count, else the rate times the games."""
+    games = int(stats.get("games") or 0)
+    count = stats.get(COUNTS[out])
+    if count is None:
+        count = round((finite(stats.get(out)) or 0.0) * games)
+    return int(count), games
+
+
+def near(rate: float | None, bound: float) -> str:
+    """``rate`` in percent, with more decimals where one would print it as ``bound`` without it being so
+    (1,799 of 2,000 is 89.95%, not "90.0%", beside a 90% target)."""
+    if rate is None:
+        return pct(None)
+    digits = 1
+    while digits < 4 and rate != bound and round(100 * rate, digits) == round(100 * bound, digits):
+        digits += 1
+    return pct(rate, digits)
+
+
+def _missing(s: SeedResult, opponents: tuple[str, ...]) -> str | None:
+    absent = [o for o in opponents if o not in s.opponents]
+    return f"not measured (no {', '.join(absent)} in the ladder)" if absent else None
+
+
+def no_loss(opponent: str) -> Check:
+    """Not one game lost to ``opponent`` in either seat."""
+    def check(s: SeedResult) -> str:
+        missing = _missing(s, (opponent,))
+        if missing:
+            return missing
+        lost = [(seat, *seat_count(s.opponents[opponent][seat], "loss")) for seat in PLAYED_SEATS]
+        short = [f"{k:,} loss{'es' if k != 1 else ''} in {n:,} games {SEAT_NAMES[seat]}" for seat, k, n in lost
+                 if k > 0 or n == 0]
+        return "met" if not short else f"not met ({'; '.join(short)})"
+    return check
+
+
+def majority(*opponents: str) -> Check:
+    """More than half the games won against each of ``opponents`` in each seat."""
+    def check(s: SeedResult) -> str:
+        missing = _missing(s, opponents)
+        if missing:
+            return missing
+        short = []
+        for opp in opponents:
+            for seat in PLAYED_SEATS:
+                wins, n = seat_count(s.opponents[opp][seat], "win")
+                if 2 * wins <= n:
+                    who = f"{opp}: " if len(opponents) > 1 else ""
+                    short.append(f"{who}{near(wins / n if n else None, 0.5)} {SEAT_NAMES[seat]}")
+        return "met" if not short else f"not met ({'; '.join(short)})"
+    return check
+
+
+def combined_wins(opponent: str, least: float) -> Check:
+    """At least ``least`` of the games won against ``opponent``, both seats together."""
+    def check(s: SeedResult) -> str:
+        missing = _missing(s, (opponent,))
+        if missing:
+            return missing
+        wins, n = seat_count(s.opponents[opponent]["combined"], "win")
+        return "met" if n and wins >= least * n - 1e-9 else f"not met ({near(wins / n if n else None, least)} combined)"
+    return check
+
+
+def optimal_share(least: float) -> Check:
+    """An optimal-move rate (with search) of at least ``least``; counts where the results hold them."""
+    def check(s: SeedResult) -> str:
+        ev = s.evaluation or {}
+        rate = finite(ev.get("optimal_move_rate"))
+        if rate is None:
+            return "not measured (no optimal-move rate)"
+        detail = ev.get("optimal_move") or {}
+        good, n = detail.get("optimal"), detail.get("n")
+        ok = good >= least * n - 1e-9 if good is not None and n else rate >= least - 1e-9
+        if ok:
+            return "met"
+        misses = f": {n - good:,} of {n:,} moves not optimal" if good is not None and n else ""
+        return f"not met ({near(rate, least)}{misses})"
+    return check
+
+
+TARGETS: dict[str, tuple[Target, ...]] = {
+    "tictactoe": (Target("no loss against perfect in either seat", no_loss("perfect")),
+                  Target("optimal-move rate 100%", optimal_share(1.0))),
+    "connect4": (Target("wins the majority against tactical in each seat", majority("tactical"), "default"),
+                 Target("wins the majority against maxmin and mcts:simulations=1000 in each seat",
+                        majority("maxmin", "mcts:simulations=1000"), "full"),
+                 Target("optimal-move rate at least 90%", optimal_share(0.9))),
+    "dots_and_boxes_3x3": (Target("wins at least 80% against advanced (both seats together)",
+                                  combined_wins("advanced", 0.8)),),
+    "conniption": (Target("beats every seed-004 player (" + ", ".join(SEED004_OPPONENTS) + ") in each seat "
+                          "(more than half the games won)", majority(*SEED004_OPPONENTS)),),
+}
+
+
+def target_items(e: Experiment, s: SeedResult) -> list[Inline]:
+    """One bullet per target of the experiment's game: the target and its verdict from seed ``s``'s numbers."""
+    items = []
+    for t in TARGETS.get(e.game, ()):
+        where = ""
+        if t.profile is not None:
+            where = f" [the {t.profile} profile's target" + (
+                "]" if e.profile == t.profile else f"; these numbers come from profile {e.profile or 'unknown'}]")
+        items.append(text(f"Target (issue 10): {t.words}{where}: {t.check(s)}"))
+    return items
+
+
+# ---------------------------------------------------------------------------------------------- settings
+@dataclass(frozen=True)
+class Settings:
+    """What the results do not hold: simulations per move in evaluation and the plies of the position set."""
+
+    simulations: int | None = None
+    plies: tuple[int, ...] | None = None
+    caveat: str = ""  # why the values may not be the evaluation's ("" when the params hash matches)
+
+
+def settings(e: Experiment, params: Params | None) -> Settings:
+    """The experiment's evaluation settings from ``params`` (a validated ``config.Params``), checked against the
+    params hash its evaluation recorded."""
+    if params is None:
+        return Settings(caveat="params.yaml not found beside results/")
+    if e.id not in params.experiments:
+        return Settings(caveat=f"{e.id} is not in params.yaml")
+    from boardrl.config import evaluate_slice
+    from boardrl.tracking.provenance import params_hash
+
+    sims = getattr(params.learner_params(e.id), "eval_simulations", None)
+    per_game = params.evaluate.per_game.get(e.game)
+    plies = tuple(per_game.optimal_plies) if per_game is not None and per_game.optimal_plies else None
+    recorded = {s.eval_provenance.get("params_hash") for s in e.evaluated.values()}
+    if not recorded:
+        caveat = "as params.yaml says now; not evaluated yet"
+    elif recorded == {params_hash(evaluate_slice(params, e.id))}:
+        caveat = ""
+    else:
+        caveat = "as params.yaml says now; the evaluation recorded another params hash, so it may have used another"
+    return Settings(sims, plies, caveat)
+
+
+def project_params(project: Path | None) -> Params | None:
+    """``project``/params.yaml validated (``config.load_params``), or None where there is none."""
+    path = None if project is None else Path(project) / "params.yaml"
+    if path is None or not path.is_file():
+        return None
+    from boardrl.config import load_params
+
+    return load_params(path)
+
+
+# ---------------------------------------------------------------------------------------------- one experiment
+def ladder_table(s: SeedResult, links: Links) -> Table:
+    """Rows: the ladder's opponents; columns: W/D/L as first and as second with their Wilson intervals."""
+    rows = []
+    for opp, block in s.opponents.items():
+        cells = [[links.number(rate_with_ci(block[seat], out), s.eval_provenance)]
+                 for seat in PLAYED_SEATS for out in ("win", "draw", "loss")]
+        games = " + ".join(f"{int(block[seat]['games']):,}" for seat in PLAYED_SEATS)
+        rows.append([[Span(opp, code=True)], *cells, text(games)])
+    header = ["Opponent", "As first: win", "As first: draw", "As first: loss", "As second: win", "As second: draw",
+              "As second: loss", "Games (first + second)"]
+    return Table(header, rows, numeric=frozenset(range(1, 8)))
+
+
+def _plies_text(plies: Any) -> str:
+    if not plies:
+        return ""
+    lo, hi = (plies, plies) if isinstance(plies, int) else tuple(plies)
+    return f" (plies {lo}-{hi} of random play)" if lo != hi else f" (ply {lo} of random play)"
+
+
+def _rate_spans(detail: dict[str, Any] | None, rate: Any, prov: dict[str, Any], links: Links,
+                plies: Any) -> Inline:
+    if finite(rate) is None:
+        return text("not measured")
+    detail = detail or {}
+    n = detail.get("n")
+    where = (f" on {n:,} positions" if n else "") + _plies_text(detail.get("plies", plies))
+    return [links.number(with_ci(rate, detail.get("ci")), prov), Span(where)]
+
+
+def optimal_item(s: SeedResult, links: Links, st: Settings) -> Inline:
+    """Optimal-move rate with search beside the network alone, each with its interval and positions."""
+    ev, prov = s.evaluation or {}, s.eval_provenance
+    alone = ev.get("network_alone") or {}
+    return [Span("Optimal-move rate with search: "),
+            *_rate_spans(ev.get("optimal_move"), ev.get("optimal_move_rate"), prov, links, st.plies),
+            Span("; network alone (greedy, no search): "),
+            *_rate_spans(alone.get("optimal_move"), alone.get("optimal_move_rate"), prov, links, st.plies)]
+
+
+def value_item(s: SeedResult, links: Links) -> list[Inline]:
+    """Value accuracy on the UCI labels where it was measured (Connect 4)."""
+    va = (s.evaluation or {}).get("value_accuracy")
+    if not isinstance(va, dict):
+        return []
+    acc = va.get("accuracy") or {}
+    n = va.get("positions") or acc.get("n")
+    where = f" on {int(n):,} positions" if n else ""
+    balanced = finite(va.get("balanced_accuracy"))
+    return [[Span("Value accuracy on the UCI labels: "),
+             links.number(with_ci(acc.get("rate"), acc.get("ci")), s.eval_provenance),
+             Span(where + (f" (balanced {pct(balanced)})" if balanced is not None else ""))]]
+
+
+def _seconds_text(s: SeedResult) -> str:
+    secs = finite(s.train_provenance.get("seconds"))
+    return "training time not recorded" if secs is None else f"trained in {secs:,.1f} s"
+
+
+def seed_blocks(e: Experiment, k: int, s: SeedResult, links: Links, st: Settings) -> list[Block]:
+    """One evaluated seed: the ladder table, the two optimal-move rates, value accuracy and the targets."""
+    return [Paragraph(text(f"Seed {k}, {_seconds_text(s)}: W/D/L per seat against the ladder with 95% Wilson "
+                           "intervals (percent).")),
+            ladder_table(s, links),
+            Bullets([optimal_item(s, links, st), *value_item(s, links), *target_items(e, s)])]
+
+
+def _simulations_text(st: Settings) -> str:
+    if st.simulations is None:
+        return f"simulations per move unknown ({st.caveat})"
+    return f"{st.simulations:,} simulations per move (eval_simulations" + (f"; {st.caveat})" if st.caveat else ")")
+
+
+def experiment_section(exp_id: str, e: Experiment | None, links: Links, params: Params | None) -> list[Block]:
+    """One AlphaZero experiment, or "not run" where it has no results or no evaluation."""
+    head = Heading(3, exp_id)
+    if e is None:
+        return [head, Paragraph(text(Span(exp_id, code=True), ": not run (no results under ",
+                                     Span("results/", code=True), ")."))]
+    st = settings(e, params)
+    line = Paragraph(text(Span(e.id, code=True), f": {e.game}, {budget_text(e)} of self-play per seed, evaluated "
+                          f"with {_simulations_text(st)}, profile ", Span(e.profile or "unknown", code=True), "."))
+    if not e.evaluated:
+        trained = ", ".join(f"seed {k} {_seconds_text(s)}" for k, s in e.seeds.items())
+        return [head, line, Paragraph(text(f"Evaluation not run ({trained}); targets of issue 10: not run."))]
+    return [head, line, *(b for k, s in e.evaluated.items() for b in seed_blocks(e, k, s, links, st))]
+
+
+# ---------------------------------------------------------------------------------------------- the section
+def alphazero_blocks(exps: list[Experiment], links: Links, params: Params | None = None) -> list[Block]:
+    """The section, when any AlphaZero experiment has results (else nothing): every expected AlphaZero
+    experiment ("not run" where missing) and any other found."""
+    found = {e.id: e for e in exps if LEARNER_KINDS.get(e.learner) == KIND}
+    if not found:
+        return []
+    ids = list(dict.fromkeys([*EXPECTED, *found]))
+    intro = Paragraph(text(
+        "Each AlphaZero agent searches every move; below, per seed, its W/D/L against the ladder in each seat, its "
+        "optimal-move rate with search beside its network's greedy policy alone (both judged by the referee on "
+        "the same positions), and the targets of issue 10, each judged from these numbers: tic-tac-toe no loss "
+        "against perfect and 100% optimal moves; Connect 4 the majority against tactical in each seat (default "
+        "profile), against maxmin and mcts:simulations=1000 (full profile) and at least 90% optimal moves; Dots "
+        "and Boxes 3x3 at least 80% wins against advanced; Conniption more than half the games against each "
+        "seed-004 player in each seat."))
+    return [Heading(2, TITLE), intro, *(b for i in ids for b in experiment_section(i, found.get(i), links, params))]
+
+
+def alphazero_section(exps: list[Experiment], links: Links, project: Path | None) -> list[Block]:
+    """``alphazero_blocks`` with the settings of ``project``/params.yaml (read only when there is a section)."""
+    if not any(LEARNER_KINDS.get(e.learner) == KIND for e in exps):
+        return []
+    return alphazero_blocks(exps, links, project_params(project))

@@ -1,0 +1,278 @@
+"""AlphaZero learner: symmetry augmentation moves policies with the board (one hand case per game), the replay
+ring, self-play records (pi, z for the mover, extra turns), the losses, gating, bit-identical resume after a
+kill, one-line errors, and a tiny tic-tac-toe run that stops losing to random."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from boardrl.agents import make_agent
+from boardrl.agents.alphazero import AlphaZeroAgent
+from boardrl.agents.puct import step_rows
+from boardrl.errors import BoardRLError
+from boardrl.evaluate.match import play_match
+from boardrl.evaluate.stats import wilson_interval
+from boardrl.games import make_game
+from boardrl.learn import LearnError, make_learner
+from boardrl.learn.alphazero import AlphaZeroLearner, Window, augment
+from boardrl.learn.base import MANIFEST, rng_from_json, rng_state_json
+
+TTT = make_game("tictactoe")
+TINY_NET = {"body": "mlp", "hidden": [16], "head": "policy_value"}
+
+
+def setup_learner(game_id: str, seed: int = 0, **params) -> AlphaZeroLearner:
+    learner = AlphaZeroLearner()
+    game = make_game(game_id)
+    p = learner.check_params(params)
+    learner.check_game(game, p)
+    learner.setup(game, p, seed, None)
+    return learner
+
+
+# ---------------------------------------------------------------------------------------------- augmentation
+# (game, position, action pi is put on, the position's mirror image by hand, the action's image there)
+HAND_CASES = [
+    # X on cell 1, O on 2, pi on cell 7 -> left-right mirror: X on 3, O on 2, pi on cell 9
+    ("tictactoe", "12", 6, "32", 8),
+    # X in column 1, O in column 2, pi on column 7 -> mirror: X in 7, O in 6, pi on column 1
+    ("connect4", "12", 6, "76", 0),
+    # P0 closes the top-left box with edge 7 and moves again (edge 4 makes the position asymmetric); pi on
+    # edge 11 (lower right wall).  Mirror: the top-right box closed by the same edge 7, pi on edge 9
+    ("dots_and_boxes_2x2", "0 6 2 4 7", 11, "1 8 3 5 7", 9),
+    # O to place (stage 1) after X placed in column 1; pi on column 1 -> mirror: X in 7, pi on column 7
+    ("conniption", "n1n n", 0, "n7n n", 6),
+]
+
+
+@pytest.mark.parametrize("game_id,moves,action,mirror_moves,mirror_action", HAND_CASES)
+def test_augmentation_moves_a_one_hot_policy_to_the_image_action(game_id, moves, action, mirror_moves,
+                                                                  mirror_action):
+    game = make_game(game_id)
+    state, mirror = game.replay(moves), game.replay(mirror_moves)
+    assert game.legal_moves(state)[action]
+    n = 64
+    rows = np.repeat(np.asarray(state, dtype=np.int64)[None], n, axis=0)
+    pi = np.zeros((n, game.num_actions), np.float32)
+    pi[:, action] = 1.0
+    out_rows, out_pi = augment(game, rows, pi, np.random.default_rng(0))
+    symmetries = game.symmetries(state)
+    successor_images = game.symmetries(game.play(state, action))
+    seen = set()
+    for row, p in zip(out_rows, out_pi):
+        image = game.state_type(*(int(v) for v in row))
+        (k,) = [k for k, (s, _) in enumerate(symmetries) if s == image]  # the position has no symmetry itself
+        seen.add(k)
+        target = int(symmetries[k][1][action])
+        assert p.tolist() == np.eye(game.num_actions)[target].tolist()
+        assert game.legal_moves(image)[target]
+        assert game.play(image, target) == successor_images[k][0]
+        if image == mirror:
+            assert target == mirror_action
+    assert seen == set(range(len(symmetries)))  # every symmetry was drawn, the hand-made mirror among them
+    assert any(s == mirror for s, _ in symmetries)
+
+
+def test_augmentation_permutes_a_spread_policy_row_by_row():
+    game = make_game("dots_and_boxes_3x3")
+    rng = np.random.default_rng(1)
+    env = game.batched(32)
+    for _ in range(5):
+        env.step(np.array([np.flatnonzero(m)[0] for m in env.legal_mask()]))
+    rows = env.states.copy()
+    legal = game.legal_mask_batch(rows)
+    pi = np.where(legal, rng.random(legal.shape), 0.0).astype(np.float32)
+    pi /= pi.sum(axis=1, keepdims=True)
+    out_rows, out_pi = augment(game, rows, pi, np.random.default_rng(2))
+    images, maps = game.symmetries_batch(rows)
+    k = np.random.default_rng(2).integers(0, len(maps), size=len(rows))  # the draw augment makes
+    assert np.array_equal(out_rows, images[k, np.arange(len(rows))])
+    for i in range(len(rows)):
+        assert np.array_equal(out_pi[i, maps[k[i]]], pi[i])
+    assert np.array_equal(out_pi > 0, game.legal_mask_batch(out_rows) & (out_pi > 0))
+    assert out_pi.sum(axis=1) == pytest.approx(np.ones(len(rows)))
+
+
+# ---------------------------------------------------------------------------------------------- replay window
+def test_window_is_a_ring_of_the_last_positions_and_round_trips():
+    w = Window(5, 2, 3)
+    ids = np.arange(7)
+    w.add(np.stack([ids[:3], ids[:3]], axis=1), np.eye(3, dtype=np.float32)[ids[:3] % 3], ids[:3] / 10)
+    assert len(w) == 3 and w.state_dict()["rows"][:, 0].tolist() == [0, 1, 2]
+    w.add(np.stack([ids[3:], ids[3:]], axis=1), np.eye(3, dtype=np.float32)[ids[3:] % 3], ids[3:] / 10)
+    assert len(w) == 5 and w.count == 7
+    assert w.rows[:, 0].tolist() == [5, 6, 2, 3, 4]  # 5 and 6 overwrote the oldest two
+    assert w.z.tolist() == pytest.approx([0.5, 0.6, 0.2, 0.3, 0.4])
+    assert np.argmax(w.pi, axis=1).tolist() == [2, 0, 2, 0, 1]
+    copy = Window(5, 2, 3)
+    copy.load_state_dict(w.state_dict())
+    assert np.array_equal(copy.rows, w.rows) and np.array_equal(copy.pi, w.pi) and np.array_equal(copy.z, w.z)
+    assert copy.count == 7
+    rows, pi, z = w.sample(200, np.random.default_rng(0))
+    assert set(rows[:, 0].tolist()) == {2, 3, 4, 5, 6} and np.array_equal(z, (rows[:, 0] / 10).astype(np.float32))
+
+
+# ---------------------------------------------------------------------------------------------- self-play
+def split_games(game, rows: np.ndarray) -> list[slice]:
+    """One game per call of ``_self_play(1)``: each starts on the initial position."""
+    start = np.flatnonzero((rows == np.asarray(game.initial_state())).all(axis=1)).tolist() + [len(rows)]
+    return [slice(a, b) for a, b in zip(start[:-1], start[1:])]
+
+
+def test_self_play_records_pi_and_the_result_for_each_mover_through_extra_turns():
+    """Dots and Boxes 2x2, one game at a time: consecutive records are one legal move apart, the move was one
+    the search visited (the most visited after ``temperature_plies``), pi is a distribution over legal moves,
+    and z is the final result for each record's mover, whoever moved twice in a row."""
+    learner = setup_learner("dots_and_boxes_2x2", network=TINY_NET, simulations=8, temperature_plies=3)
+    game = learner.game
+    for _ in range(4):
+        learner._self_play(1)
+    w = learner.window
+    rows, pi, z = w.rows[: len(w)], w.pi[: len(w)], w.z[: len(w)]
+    games = split_games(game, rows)
+    assert len(games) == 4 and learner.counters["games"] == 4 and learner.counters["positions"] == len(w) == 48
+    legal = game.legal_mask_batch(rows)
+    assert pi.sum(axis=1) == pytest.approx(np.ones(len(rows))) and (pi[~legal] == 0).all()
+    extra_turns = 0
+    for g in games:
+        r, p, zz = rows[g], pi[g], z[g]
+        moves = []
+        for i in range(len(r) - 1):
+            options = np.flatnonzero(legal[g][i])
+            nxt, _, _ = step_rows(game, np.repeat(r[i][None], len(options), axis=0), options)
+            (a,) = options[(nxt == r[i + 1]).all(axis=1)]
+            assert p[i, a] > 0 and (i < 3 or p[i, a] == p[i].max())
+            moves.append(a)
+        (last,) = np.flatnonzero(game.legal_mask_batch(r[-1:])[0])  # 12 edges: the 12th record has one move
+        _, finished, rets = step_rows(game, r[-1:], np.array([last]))
+        assert finished[0] and len(r) == 12
+        mover = game.to_move_batch(r).astype(np.int64)
+        assert zz.tolist() == rets[0, mover].tolist()
+        extra_turns += int((mover[1:] == mover[:-1]).sum())
+    assert extra_turns > 0
+
+
+def test_losses_are_the_masked_cross_entropy_or_squared_error_and_the_value_mse():
+    learner = setup_learner("tictactoe", network=TINY_NET, simulations=4, batch_size=32)
+    learner._self_play(16)
+    for policy_loss in ("cross_entropy", "mse"):
+        learner.p = learner.p.model_copy(update={"policy_loss": policy_loss})
+        rng = rng_from_json(rng_state_json(learner.rng))
+        rows, pi, z = learner.window.sample(32, rng)
+        rows, pi = augment(TTT, rows, pi, rng)
+        with torch.no_grad():
+            logits, value = learner.net(torch.from_numpy(TTT.encode_batch(rows)))
+        logits, value = logits.double().numpy(), value.double().numpy()
+        legal = TTT.legal_mask_batch(rows)
+        shifted = np.where(legal, logits - logits.max(axis=1, keepdims=True), 0.0)
+        e = np.where(legal, np.exp(shifted), 0.0)
+        probs = e / e.sum(axis=1, keepdims=True)  # softmax over the legal actions only
+        if policy_loss == "cross_entropy":
+            expected = -np.where(legal, pi * np.log(np.where(legal, probs, 1.0)), 0.0).sum(axis=1).mean()
+        else:
+            expected = ((probs - pi) ** 2).sum(axis=1).mean()
+        got = learner._update()
+        assert got == pytest.approx((expected, ((value - z) ** 2).mean()), rel=1e-5, abs=1e-6)
+    assert learner.counters["updates"] == 2
+
+
+def test_gating_with_threshold_zero_promotes_every_candidate(tmp_path):
+    """Two learning phases, each followed by a 4-game arena; any score passes a threshold of 0."""
+    metrics: list[dict] = []
+    learner = AlphaZeroLearner()
+    params = {"games": 32, "network": TINY_NET, "simulations": 3, "eval_simulations": 2, "parallel_games": 16,
+              "train_every": 16, "updates": 2, "batch_size": 16, "gating_games": 4, "gating_threshold": 0.0,
+              "checkpoint_every": 32, "device": "cpu"}
+    learner.train(TTT, params, seed=0, checkpoint_dir=tmp_path / "ck", eval_points=[],
+                  on_metrics=lambda m, s: metrics.append(m))
+    assert learner.counters["promotions"] == 2
+    scores = [m["gating_score"] for m in metrics if "gating_score" in m]
+    assert len(scores) == 2 and all(0 <= x <= 1 and (4 * x) % 0.5 == 0 for x in scores)
+    for key, value in learner.net.state_dict().items():
+        assert torch.equal(value, learner.player.state_dict()[key])
+
+
+# ---------------------------------------------------------------------------------------------- resume
+class Kill(Exception):
+    pass
+
+
+PARAMS = {"games": 48, "checkpoint_every": 16, "network": TINY_NET, "simulations": 4, "eval_simulations": 3,
+          "parallel_games": 8, "train_every": 16, "updates": 3, "batch_size": 16, "window": 200,
+          "temperature_plies": 2, "gating_games": 2, "gating_threshold": 0.5, "device": "cpu"}
+POINTS = [0, 32, 48]
+
+
+def run(ckpt, kill_at=None):
+    def on_eval(step, agent):
+        if step == kill_at:
+            raise Kill
+        assert isinstance(agent, AlphaZeroAgent) and agent.simulations == 3
+        return {"step": step, "move": int(agent.act(TTT.initial_state(), np.random.default_rng(0)))}
+
+    learner = AlphaZeroLearner()
+    agent = learner.train(TTT, PARAMS, seed=3, checkpoint_dir=ckpt, eval_points=POINTS, on_eval=on_eval)
+    return learner, agent
+
+
+def test_killed_run_resumes_bit_identical(tmp_path):
+    ref, ref_agent = run(tmp_path / "ref")
+    ck = tmp_path / "ck"
+    with pytest.raises(Kill):
+        run(ck, kill_at=32)  # dies at the eval at 32: the last checkpoint is at 16
+    assert json.loads((ck / MANIFEST).read_text())["done"] == 16
+    resumed, agent = run(ck)
+    for name in ("net", "player"):
+        for key, value in getattr(ref, name).state_dict().items():
+            assert torch.equal(value, getattr(resumed, name).state_dict()[key]), (name, key)
+    ref_moments = ref.opt.state_dict()["state"]
+    for k, v in resumed.opt.state_dict()["state"].items():
+        assert torch.equal(v["exp_avg_sq"], ref_moments[k]["exp_avg_sq"])
+    assert ref.window.count > 200  # the ring wrapped
+    for name in ("rows", "pi", "z"):
+        assert np.array_equal(getattr(ref.window, name), getattr(resumed.window, name)), name
+    assert ref.counters == resumed.counters and ref.counters["games"] == 48 and ref.counters["updates"] == 9
+    assert rng_state_json(ref.rng) == rng_state_json(resumed.rng)
+    assert resumed.evaluations == ref.evaluations and sorted(ref.evaluations) == POINTS
+    rows = np.array([TTT.initial_state(), TTT.replay("5"), TTT.replay("519")], dtype=np.int64)
+    assert agent.act_batch(rows, np.random.default_rng(0)).tolist() == \
+        ref_agent.act_batch(rows, np.random.default_rng(0)).tolist()
+    assert agent.meta == ref_agent.meta and agent.meta["games"] == 48
+    assert not ck.exists()
+
+
+# ---------------------------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("params,match", [
+    ({"network": {"body": "mlp", "hidden": [8], "head": "q"}}, "alphazero needs a policy_value head, not q"),
+    ({"network": "seed999"}, "unknown network preset"),
+    ({"simulations": 0}, "simulations"),
+    ({"policy_loss": "kl"}, "policy_loss"),
+])
+def test_bad_params_fail_with_one_line(params, match):
+    with pytest.raises(BoardRLError, match=match) as err:
+        setup_learner("tictactoe", **params)
+    assert "\n" not in str(err.value) and isinstance(err.value, LearnError)
+
+
+# ---------------------------------------------------------------------------------------------- a tiny run
+def test_tiny_tictactoe_run_stops_losing_to_random(tmp_path):
+    """2,048 self-play games (25 simulations, 8 learning phases of 50 updates; about 2 s here).
+
+    The same search with the untrained network still loses about 12% of its games to random (49 of 400 with
+    this seed).  The trained agent must lose so few of 400 games (seats alternating) that the upper 99.9%
+    Wilson bound of its loss rate is below 4%, a third of that: at most 3 losses.  The untrained searcher's
+    lower bound must lie above 4%, so the two rates are told apart with 99.9% confidence each."""
+    params = {"games": 2048, "simulations": 25, "updates": 50, "parallel_games": 256, "train_every": 256,
+              "eval_simulations": 25, "checkpoint_every": 2048, "device": "cpu"}
+    untrained = []  # the snapshot at 0 games: the same search with the initial network
+    agent = make_learner("alphazero").train(TTT, params, seed=0, checkpoint_dir=tmp_path / "ck", eval_points=[0],
+                                            on_eval=lambda step, a: untrained.append(a))
+    random = make_agent(TTT, "random")
+    before = play_match(TTT, untrained[0], random, 400, seed=7).combined
+    after = play_match(TTT, agent, random, 400, seed=7).combined
+    assert wilson_interval(before.losses, 400, 0.999)[0] > 0.04  # the search alone does not get there
+    assert wilson_interval(after.losses, 400, 0.999)[1] < 0.04, (after.wins, after.draws, after.losses)

@@ -1,0 +1,267 @@
+"""The AlphaZero section: targets of issue 10 judged from hand-made results, "not run", and its place in the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from boardrl.report import build_report, markdown
+from boardrl.report.alphazero_section import (EXPECTED, TITLE, Settings, alphazero_blocks, experiment_section,
+                                              settings, target_items)
+from boardrl.report.comparison import seed_rows
+from boardrl.report.document import Table
+from boardrl.report.links import Links
+from boardrl.report.results import Experiment, SeedResult
+from boardrl.report.seeds import BEST, LEARNER_KINDS, SEED_NUMBERS
+from report.results_tree import make_results, provenance, write_json, write_train
+
+ROOT = Path(__file__).resolve().parents[2]
+LINKS = Links()
+
+
+def seat(wins: int, draws: int, losses: int) -> dict[str, Any]:
+    """A seat block as the evaluate stage writes it (counts, rates; intervals are not judged here)."""
+    n = wins + draws + losses
+    out: dict[str, Any] = {"games": n, "wins": wins, "draws": draws, "losses": losses}
+    for name, k in (("win", wins), ("draw", draws), ("loss", losses)):
+        out[name], out[f"{name}_ci"] = k / n, [max(0.0, k / n - 0.02), min(1.0, k / n + 0.02)]
+    return out
+
+
+def vs(first: tuple[int, int, int], second: tuple[int, int, int]) -> dict[str, Any]:
+    a, b = seat(*first), seat(*second)
+    return {"as_first": a, "as_second": b, "combined": seat(*(x + y for x, y in zip(first, second)))}
+
+
+def optimal(good: int, n: int) -> dict[str, Any]:
+    return {"rate": good / n, "n": n, "optimal": good, "ci": [max(0.0, good / n - 0.01), min(1.0, good / n + 0.01)]}
+
+
+def az_seed(exp_id: str, game: str, opponents: dict[str, Any], opt: tuple[int, int] | None = None,
+            alone: tuple[int, int] | None = None, **extra: Any) -> dict[str, Any]:
+    prov = {**provenance("eval", exp_id, game, 0), "learner": "alphazero"}
+    block = {"opponents": opponents, "optimal_move_rate": None, "optimal_move": None, "uci": None,
+             "provenance": prov, **extra}
+    if opt is not None:
+        block["optimal_move_rate"], block["optimal_move"] = opt[0] / opt[1], optimal(*opt)
+    if alone is not None:
+        block["network_alone"] = {"optimal_move_rate": alone[0] / alone[1], "optimal_move": optimal(*alone)}
+    return block
+
+
+def experiment(exp_id: str, game: str, block: dict[str, Any] | None, profile: str = "default",
+               seconds: float = 321.5) -> Experiment:
+    summary = {**provenance("train", exp_id, game, 0, budget=4096, profile=profile), "learner": "alphazero",
+               "seconds": seconds}
+    return Experiment(id=exp_id, game=game, learner="alphazero", profile=profile, unit="games", budget=4096,
+                      seeds={0: SeedResult(summary=summary, evaluation=block)})
+
+
+def verdicts(e: Experiment) -> list[str]:
+    return [markdown.inline(item, markdown._Links()) for item in target_items(e, e.seeds[0])]
+
+
+# ---------------------------------------------------------------------------------------------- verdicts
+def test_tictactoe_targets_met():
+    e = experiment("tictactoe_alphazero", "tictactoe", az_seed(
+        "tictactoe_alphazero", "tictactoe", {"perfect": vs((0, 1000, 0), (0, 1000, 0))}, opt=(2000, 2000)))
+    assert verdicts(e) == ["Target (issue 10): no loss against perfect in either seat: met",
+                           "Target (issue 10): optimal-move rate 100%: met"]
+
+
+def test_tictactoe_targets_not_met_say_by_how_much():
+    e = experiment("tictactoe_alphazero", "tictactoe", az_seed(
+        "tictactoe_alphazero", "tictactoe", {"perfect": vs((0, 1000, 0), (0, 998, 2))}, opt=(1990, 2000)))
+    assert verdicts(e) == [
+        "Target (issue 10): no loss against perfect in either seat: not met (2 losses in 1,000 games as second)",
+        "Target (issue 10): optimal-move rate 100%: not met (99.5%: 10 of 2,000 moves not optimal)"]
+
+
+def test_tictactoe_without_perfect_in_the_ladder_is_not_measured():
+    e = experiment("x", "tictactoe", az_seed("x", "tictactoe", {"random": vs((90, 10, 0), (80, 20, 0))}))
+    assert verdicts(e) == ["Target (issue 10): no loss against perfect in either seat: not measured (no perfect in "
+                           "the ladder)",
+                           "Target (issue 10): optimal-move rate 100%: not measured (no optimal-move rate)"]
+
+
+def test_connect4_majority_is_strict_and_per_seat():
+    ladder = {"tactical": vs((110, 0, 90), (94, 0, 106)), "maxmin": vs((101, 0, 99), (101, 0, 99)),
+              "mcts:simulations=1000": vs((150, 0, 50), (100, 0, 100))}
+    e = experiment("connect4_alphazero", "connect4", az_seed("connect4_alphazero", "connect4", ladder,
+                                                              opt=(1800, 2000)))
+    assert verdicts(e) == [
+        "Target (issue 10): wins the majority against tactical in each seat [the default profile's target]: "
+        "not met (47.0% as second)",
+        "Target (issue 10): wins the majority against maxmin and mcts:simulations=1000 in each seat [the full "
+        "profile's target; these numbers come from profile default]: not met (mcts:simulations=1000: 50.0% as "
+        "second)",
+        "Target (issue 10): optimal-move rate at least 90%: met"]  # 1,800 of 2,000 is exactly 90%
+
+
+def test_connect4_met_in_the_full_profile():
+    ladder = {"tactical": vs((190, 0, 10), (180, 0, 20)), "maxmin": vs((150, 5, 45), (120, 0, 80)),
+              "mcts:simulations=1000": vs((101, 0, 99), (140, 0, 60))}
+    e = experiment("connect4_alphazero", "connect4", az_seed("connect4_alphazero", "connect4", ladder,
+                                                              opt=(1799, 2000)), profile="full")
+    said = verdicts(e)
+    assert said[0].endswith(": met") and said[1].endswith(": met")
+    assert said[2].endswith(": not met (89.95%: 201 of 2,000 moves not optimal)")  # not printed as 90.0%
+    assert "[the full profile's target]" in verdicts(e)[1]
+    assert "these numbers come from profile full" in verdicts(e)[0]
+
+
+def test_dots_and_boxes_needs_80_percent_combined():
+    def judged(wins: int) -> str:
+        first = (wins // 2, 0, 100 - wins // 2)
+        second = (wins - wins // 2, 0, 100 - (wins - wins // 2))
+        e = experiment("d", "dots_and_boxes_3x3", az_seed("d", "dots_and_boxes_3x3", {"advanced": vs(first, second)}))
+        (v,) = verdicts(e)
+        return v.split(": ", 2)[2]
+
+    assert judged(160) == "met"  # exactly 80% of 200
+    assert judged(158) == "not met (79.0% combined)"
+    assert judged(159) == "not met (79.5% combined)"
+
+
+def test_conniption_must_beat_every_seed004_player_in_each_seat():
+    strong = vs((80, 0, 20), (70, 0, 30))
+    ladder = {o: strong for o in ("random", "tactical", "sols", "cells", "hybrid", "conniption_random")}
+    e = experiment("c", "conniption", az_seed("c", "conniption", {**ladder, "flip": vs((50, 0, 50), (90, 0, 10))}))
+    (v,) = verdicts(e)
+    assert v.endswith(": not met (flip: 50.0% as first)")
+    e = experiment("c", "conniption", az_seed("c", "conniption", {**ladder, "flip": vs((51, 0, 49), (90, 0, 10))}))
+    assert verdicts(e)[0].endswith(": met")
+    del ladder["sols"]
+    e = experiment("c", "conniption", az_seed("c", "conniption", {**ladder, "flip": strong}))
+    assert verdicts(e)[0].endswith(": not measured (no sols in the ladder)")
+
+
+# ---------------------------------------------------------------------------------------------- the section
+def rendered(blocks) -> str:
+    return markdown.render(blocks)
+
+
+def test_a_section_per_seed_with_the_ladder_table_and_both_rates():
+    va = {"positions": 67557, "accuracy": {"rate": 0.7, "n": 67557, "ci": [0.69, 0.71]}, "balanced_accuracy": 0.6}
+    block = az_seed("connect4_alphazero", "connect4", {"tactical": vs((110, 0, 90), (94, 0, 106))},
+                    opt=(1900, 2000), alone=(1700, 2000), value_accuracy=va)
+    e = experiment("connect4_alphazero", "connect4", block)
+    blocks = experiment_section(e.id, e, LINKS, None)
+    table = next(b for b in blocks if isinstance(b, Table))
+    assert [row[0][0].text for row in table.rows] == ["tactical"] and len(table.header) == 8
+    assert [c[0].text for c in table.rows[0][1:7]] == ["55.0% [53.0, 57.0]", "0.0% [0.0, 2.0]", "45.0% [43.0, 47.0]",
+                                                     "47.0% [45.0, 49.0]", "0.0% [0.0, 2.0]", "53.0% [51.0, 55.0]"]
+    md = rendered(blocks)
+    assert "4,096 games of self-play per seed" in md and "simulations per move unknown (params.yaml not found" in md
+    assert "Seed 0, trained in 321.5 s:" in md
+    assert "Optimal-move rate with search: [95.0% [94.0, 96.0]][r1] on 2,000 positions; network alone (greedy, no " \
+           "search): [85.0% [84.0, 86.0]][r1] on 2,000 positions" in md
+    assert "Value accuracy on the UCI labels: [70.0% [69.0, 71.0]][r1] on 67,557 positions (balanced 60.0%)" in md
+
+
+def test_missing_and_unevaluated_experiments_say_not_run():
+    e = experiment("tictactoe_alphazero", "tictactoe", az_seed(
+        "tictactoe_alphazero", "tictactoe", {"perfect": vs((0, 10, 0), (0, 10, 0))}, opt=(20, 20)))
+    trained = experiment("connect4_alphazero", "connect4", None)
+    md = rendered(alphazero_blocks([e, trained], LINKS))
+    assert md.startswith(f"## {TITLE}\n")
+    for exp_id in set(EXPECTED) - {e.id, trained.id}:
+        assert f"### {exp_id}\n\n`{exp_id}`: not run (no results under `results/`)." in md
+    assert "Evaluation not run (seed 0 trained in 321.5 s); targets of issue 10: not run." in md
+    assert md.count("###") == len(EXPECTED)
+    assert alphazero_blocks([], LINKS) == []  # no AlphaZero results: no section
+
+
+def test_expected_experiments_are_the_seed_reproduction_and_our_best():
+    assert EXPECTED == ("tictactoe_seed003_alphazero", "tictactoe_alphazero", "connect4_alphazero",
+                        "dots_and_boxes_3x3_alphazero", "conniption_alphazero")
+
+
+def test_settings_come_from_params_yaml_and_are_trusted_only_on_the_recorded_hash():
+    from boardrl.config import evaluate_slice, load_params
+    from boardrl.tracking.provenance import params_hash
+
+    params = load_params(ROOT / "params.yaml")
+    block = az_seed("connect4_alphazero", "connect4", {"tactical": vs((1, 0, 1), (1, 0, 1))})
+    e = experiment("connect4_alphazero", "connect4", block)
+    expected_sims = params.learner_params(e.id).eval_simulations
+    st = settings(e, params)
+    assert (st.simulations, st.plies) == (expected_sims, tuple(params.evaluate.per_game["connect4"].optimal_plies))
+    assert st.caveat.endswith("the evaluation recorded another params hash, so it may have used another")
+    block["provenance"]["params_hash"] = params_hash(evaluate_slice(params, e.id))
+    assert settings(e, params).caveat == ""
+    md = rendered(experiment_section(e.id, e, LINKS, params))
+    assert f"evaluated with {expected_sims:,} simulations per move (eval_simulations), profile" in md
+    assert settings(experiment("nope", "connect4", block), params) == Settings(caveat="nope is not in params.yaml")
+
+
+def test_plies_are_named_beside_the_rates():
+    e = experiment("c", "connect4", az_seed("c", "connect4", {}, opt=(9, 10), alone=(8, 10)))
+    md = rendered(experiment_section("c", e, LINKS, None))
+    assert "on 10 positions" in md and "plies" not in md  # unknown without params: not guessed
+    from boardrl.report.alphazero_section import optimal_item
+
+    item = optimal_item(e.seeds[0], LINKS, Settings(100, (12, 30)))
+    said = "".join(s.text for s in item)
+    assert said.count("on 10 positions (plies 12-30 of random play)") == 2
+
+
+# ---------------------------------------------------------------------------------------------- in the report
+def test_the_composed_report_has_the_section_only_with_an_alphazero_experiment(tmp_path):
+    plain = make_results(tmp_path / "a")
+    build_report(plain, tmp_path / "a" / "reports")
+    assert TITLE not in (tmp_path / "a" / "reports" / "report.md").read_text()
+
+    r = make_results(tmp_path / "b")
+    exp_id = "tictactoe_alphazero"
+    d = write_train(r, exp_id, "tictactoe", 0, ["perfect"], budget=4096)
+    summary = yaml.safe_load((d / "summary.json").read_text())
+    write_json(d / "summary.json", {**summary, "learner": "alphazero"})
+    block = az_seed(exp_id, "tictactoe", {"perfect": vs((0, 1000, 0), (0, 999, 1))}, opt=(2000, 2000),
+                    alone=(1950, 2000))
+    block["provenance"]["budget"] = 4096
+    across = {"seeds": [0], "opponents": {}, "optimal_move_rate": None}
+    write_json(r / "eval" / f"{exp_id}.json", {"experiment": exp_id, "game": "tictactoe", "learner": "alphazero",
+                                                "profile": "default", "unit": "games", "budget": 4096,
+                                                "seeds": {"0": block}, "across_seeds": across})
+    build_report(r, tmp_path / "b" / "reports")
+    md = (tmp_path / "b" / "reports" / "report.md").read_text()
+    part = md.split(f"\n## {TITLE}\n", 1)[1].split("\n## ", 1)[0]
+    assert f"### {exp_id}\n" in part and "### conniption_alphazero\n\n`conniption_alphazero`: not run" in part
+    assert "no loss against perfect in either seat: not met (1 loss in 1,000 games as second)" in part
+    assert "optimal-move rate 100%: met" in part
+    assert TITLE in (tmp_path / "b" / "reports" / "index.html").read_text()
+
+
+# ---------------------------------------------------------------------------------------------- seeds.py
+def test_best_and_reproductions_name_experiments_of_params_yaml_of_their_game_and_kind():
+    experiments = yaml.safe_load((ROOT / "params.yaml").read_text())["experiments"]
+    named = [(g, k, i) for (g, k), i in BEST.items()]
+    named += [(n.game, n.kind, r) for n in SEED_NUMBERS for r in n.reproduction if not r.startswith("tournament:")]
+    for game, kind, exp_id in named:
+        assert exp_id in experiments, exp_id
+        assert experiments[exp_id]["game"] == game and LEARNER_KINDS[experiments[exp_id]["learner"]] == kind, exp_id
+
+
+def test_seed003_alphazero_rows_compare_a_score_against_perfect_per_seat():
+    rows = [n for n in SEED_NUMBERS if n.seed == "003" and n.kind == "alphazero"]
+    assert [(n.opponent, n.seat, n.compared) for n in rows] == [("perfect", "as_first", "score"),
+                                                                ("perfect", "as_second", "score")]
+    exp_id = "tictactoe_seed003_alphazero"
+    e = experiment(exp_id, "tictactoe", az_seed(exp_id, "tictactoe", {"perfect": vs((0, 300, 0), (0, 290, 10))}))
+    first, second = (seed_rows(n, {exp_id: e}, {}, LINKS)[0] for n in rows)
+    said = [markdown.inline(cell, markdown._Links()) for cell in (first[7], second[7])]
+    assert said[0].startswith("[0.500 [0.500, 0.500] (300 games)][r1] → reproduced")
+    assert said[1].startswith("[0.483 [") and said[1].endswith(" → not reached")
+    assert [sp.text for sp in first[8]] == ["tictactoe_alphazero"]  # our best of its kind, not in this tree
+    assert [sp.text for sp in first[9]] == ["not run yet"]
+
+
+@pytest.mark.parametrize("game", ["tictactoe", "connect4", "dots_and_boxes_3x3", "conniption"])
+def test_every_game_with_an_alphazero_best_has_targets_that_need_numbers(game):
+    assert (game, "alphazero") in BEST
+    said = verdicts(experiment("x", game, az_seed("x", game, {})))
+    assert said and all(": not measured (no " in v for v in said)
