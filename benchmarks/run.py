@@ -59,7 +59,8 @@ TARGETS: dict[str, tuple[str, float]] = {
     "dqn.connect4_env_steps_per_s": (">=", 3000.0),
 }
 #: Figures reported without a target (issue 10 asks for them, not for a threshold).
-REPORTED = ("alphazero.connect4_network_evals_per_s", "alphazero.connect4_simulations_per_s",
+REPORTED = ("mcts.connect4_simulations_per_s", "mcts.dots_and_boxes_3x3_simulations_per_s",
+            "alphazero.connect4_network_evals_per_s", "alphazero.connect4_simulations_per_s",
             "alphazero.connect4_share_tree", "alphazero.connect4_share_network", "alphazero.connect4_share_engine")
 
 
@@ -283,6 +284,45 @@ def bench_dqn(repeats: int) -> dict[str, float]:
             "dqn.connect4_share_learn": best["learn_s"], "dqn.connect4_share_engine": best["engine_s"]}
 
 
+# ---------------------------------------------------------------------------------------------- rollout MCTS
+MCTS_GAMES = ("connect4", "dots_and_boxes_3x3")
+
+
+def mcts_positions(game_id: str, n: int, seed: int) -> list:
+    """``n`` positions 0-9 plies into random games: where the ``mcts`` agent spends its time in a ladder."""
+    from boardrl.games import make_game
+
+    game, rng, out = make_game(game_id), np.random.default_rng(seed), []
+    while len(out) < n:
+        state = game.initial_state()
+        for _ in range(int(rng.integers(0, 10))):
+            state = game.play(state, int(rng.choice(game.legal_actions(state))))
+        if not game.is_over(state):
+            out.append(state)
+    return out
+
+
+def bench_mcts(game_id: str, repeats: int) -> dict[str, float]:
+    """Simulations per second of the rollout ``mcts`` agent (1,000 per move, the ladder's setting) on 20 fixed
+    positions; issue 10 asks that it be no slower than before the tree took any number of actions
+    (``benchmarks/mcts_ab.py`` compares the two versions)."""
+    from boardrl.agents import make_agent
+    from boardrl.games import make_game
+
+    game = make_game(game_id)
+    agent = make_agent(game, "mcts:simulations=1000")
+    positions = mcts_positions(game_id, 20, seed=0)
+    agent.act(positions[0], np.random.default_rng(0))  # warm-up: numba cache load
+    rates = []
+    for r in range(max(1, repeats)):
+        rng = np.random.default_rng(r)
+        t = time.perf_counter()
+        for state in positions:
+            agent.act(state, rng)
+        rates.append(1000 * len(positions) / (time.perf_counter() - t))
+    return {f"mcts.{game_id}_simulations_per_s": statistics.median(rates)}
+
+
 # ---------------------------------------------------------------------------------------------- AlphaZero
 def bench_alphazero(repeats: int) -> dict[str, float]:
     """One batched PUCT search per move for 256 Connect 4 games at once (the connect4_alphazero experiment's
@@ -343,7 +383,9 @@ def all_benches() -> list[Bench]:
         benches.append(Bench((key,), lambda r, key=key: bench_tabular(key, r)))
     benches.append(Bench(("dqn.connect4_env_steps_per_s", "dqn.connect4_share_act", "dqn.connect4_share_learn",
                           "dqn.connect4_share_engine"), bench_dqn))
-    benches.append(Bench(REPORTED, bench_alphazero))
+    for g in MCTS_GAMES:
+        benches.append(Bench((f"mcts.{g}_simulations_per_s",), lambda r, g=g: bench_mcts(g, r)))
+    benches.append(Bench(tuple(k for k in REPORTED if k.startswith("alphazero.")), bench_alphazero))
     return benches
 
 
