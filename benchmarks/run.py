@@ -328,7 +328,7 @@ def bench_alphazero(repeats: int) -> dict[str, float]:
     """One batched PUCT search per move for 256 Connect 4 games at once (the connect4_alphazero experiment's
     network preset and self-play settings, untrained weights: speed does not depend on them), 16 moves deep from
     the empty board: network evaluations and simulations per second, and the shares of tree kernels, network
-    and engine in the search's wall time."""
+    and engine in the search's wall time.  A game that ends within the 16 moves starts again."""
     import torch
 
     from boardrl.agents.puct import NetworkEvaluator, SearchSettings, sample_moves, search, step_rows, visit_policy
@@ -346,12 +346,14 @@ def bench_alphazero(repeats: int) -> dict[str, float]:
     for r in range(max(1, min(repeats, 3)) + 1):  # run 0 warms up numba and torch
         rng = np.random.default_rng(r)
         evaluator = NetworkEvaluator(game, net.eval())
-        states = np.repeat(np.asarray(game.initial_state(), dtype=np.int64)[None], p.parallel_games, axis=0)
+        initial = np.asarray(game.initial_state(), dtype=np.int64)
+        states = np.repeat(initial[None], p.parallel_games, axis=0)
         clock: dict[str, float] = {}
         t0 = time.perf_counter()
         for _ in range(16 if r else 2):
             trees = search(game, states, evaluator, settings, rng, clock)
-            states = step_rows(game, states, sample_moves(visit_policy(trees.root_visits(), 1.0), rng))[0]
+            states, finished, _ = step_rows(game, states, sample_moves(visit_policy(trees.root_visits(), 1.0), rng))
+            states[finished] = initial  # a finished game starts again: every search keeps 256 live roots
         wall = time.perf_counter() - t0
         if r:
             runs.append({"evals": evaluator.positions / wall, "sims": 16 * p.parallel_games * p.simulations / wall,
