@@ -202,3 +202,30 @@ def test_extra_turns_dots_and_boxes_every_game_draws_all_twelve_edges(agent_cls)
     r = play_match(dnb, agent_cls(dnb), agent_cls(dnb), 500, seed=2)
     assert r.lengths.tolist() == [12] * 500
     assert r.combined.games == 500 and 0 < r.combined.wins < 500 and 0 < r.combined.losses < 500
+
+
+class SearchLike(BatchedFirstLegal):
+    """Vectorised and asking for batches (as an AlphaZero search does); records the rows of each call."""
+
+    wants_batches = True
+
+    def __init__(self, game, name=None):
+        super().__init__(game, name)
+        self.calls: list[int] = []
+
+    def act_batch(self, states, rng):
+        self.calls.append(len(states))
+        return super().act_batch(states, rng)
+
+
+def test_an_agent_that_wants_batches_plays_a_scalar_agent_in_lock_step():
+    """Against a scalar opponent the searching agent still sees many rows per call, and the games are the ones
+    the scalar path plays for deterministic agents (first legal vs last legal: one game per seat)."""
+    searcher, scalar = SearchLike(TTT, "search"), LastLegal(TTT)
+    scalar.batched = False
+    res = play_match(TTT, searcher, scalar, 200, seed=3)
+    assert max(searcher.calls) == 64  # LOCKSTEP_CHUNK 128 games, half with the searcher to move
+    reference = play_match(TTT, FirstLegal(TTT), scalar, 200, seed=3)
+    assert np.array_equal(res.outcomes, reference.outcomes)
+    assert np.array_equal(res.lengths, reference.lengths)
+    assert res.outcomes.tolist() == play_match(TTT, SearchLike(TTT), scalar, 200, seed=3, processes=2).outcomes.tolist()

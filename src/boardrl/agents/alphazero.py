@@ -33,6 +33,7 @@ class AlphaZeroAgent(NetworkAgent):
     """PUCT search with a policy/value network evaluator (see the module docstring)."""
 
     kind = "alphazero"
+    wants_batches = True
 
     def __init__(self, game: Game, network: torch.nn.Module, config: Any, settings: SearchSettings,
                  name: str = "alphazero", meta: dict | None = None, device: Any = None) -> None:

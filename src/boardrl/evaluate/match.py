@@ -9,8 +9,11 @@ Why it looks like this:
   processes therefore gives the very same games.
 * Both agents vectorised (``agent.batched``): the games of a chunk are rows of one ``BatchedGame`` without
   auto-reset; each step the rows where A is to move go to ``A.act_batch`` and the rest to ``B.act_batch``.
-  Otherwise the games are played one by one with the scalar API (``agent.reset()`` before each game), spread
-  over worker processes (spawn context, so it is safe with torch and numba threads).
+  The same lock-step path serves a pairing where one agent ``wants_batches`` (an AlphaZero search: one call on
+  128 rows costs about what a call on one row does) and neither keeps state between games (no ``reset``): the
+  other agent's ``act_batch`` then loops over its rows, and chunks of ``LOCKSTEP_CHUNK`` games spread over the
+  processes.  Otherwise the games are played one by one with the scalar API (``agent.reset()`` before each
+  game), spread over worker processes (spawn context, so it is safe with torch and numba threads).
 * Seats: with ``"alternate"`` game 2k has agent A as player 0 and game 2k+1 as player 1, both from the same
   start position, so a start list is played from both sides.  "As first" always means A controls player 0,
   even when a start position has player 1 to move.
@@ -34,6 +37,8 @@ SEAT_ORDERS = ("alternate", "a_first", "b_first")
 START_ORDERS = ("cycle", "random")
 #: Games per task on the scalar path: small enough to balance over processes, large enough to amortise IPC.
 SCALAR_CHUNK = 64
+#: Games per task when only one agent is vectorised: the batch its searches see, two tasks for 200 games.
+LOCKSTEP_CHUNK = 128
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,9 +273,10 @@ def play_match(
     start_rows = _start_rows(game, starts)
     schedule_seq, play_seq = np.random.SeedSequence(seed).spawn(2)
     a_player, start_index = _schedule(int(games), seats, start_rows.shape[0], start_order, schedule_seq)
-    batched = bool(agent_a.batched and agent_b.batched)
-    size = batch_size if batched else min(SCALAR_CHUNK, batch_size)
-    chunks = _make_chunks(int(games), size, a_player, start_index, play_seq, batched)
+    both = bool(agent_a.batched and agent_b.batched)
+    lockstep = not both and _lockstep(agent_a, agent_b)
+    size = batch_size if both else min(LOCKSTEP_CHUNK if lockstep else SCALAR_CHUNK, batch_size)
+    chunks = _make_chunks(int(games), size, a_player, start_index, play_seq, both or lockstep)
     outcomes = np.zeros(games, dtype=np.int8)
     lengths = np.zeros(games, dtype=np.int32)
     agents = (agent_a, agent_b)
@@ -284,6 +290,12 @@ def play_match(
             with ctx.Pool(workers, initializer=_init_worker, initargs=(game, agents, start_rows)) as pool:
                 _collect(pool.imap_unordered(_worker_chunk, chunks), outcomes, lengths, bar)
     return MatchResult(agent_a.name, agent_b.name, int(seed), seats, a_player, outcomes, lengths, start_index)
+
+
+def _lockstep(agent_a: Agent, agent_b: Agent) -> bool:
+    """Play a scalar agent in lock-step beside one that wants batches, when neither remembers a game."""
+    stateless = all(type(agent).reset is Agent.reset for agent in (agent_a, agent_b))
+    return stateless and any(agent.batched and agent.wants_batches for agent in (agent_a, agent_b))
 
 
 def _collect(results, outcomes: np.ndarray, lengths: np.ndarray, bar: tqdm) -> None:
