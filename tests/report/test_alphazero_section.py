@@ -265,3 +265,17 @@ def test_every_game_with_an_alphazero_best_has_targets_that_need_numbers(game):
     assert (game, "alphazero") in BEST
     said = verdicts(experiment("x", game, az_seed("x", game, {})))
     assert said and all(": not measured (no " in v for v in said)
+
+
+def test_phase_table_shows_each_phase_for_the_search_and_the_network_alone():
+    from boardrl.report.sections import phase_blocks
+
+    by_phase = {"opening": {"plies": [0, 11], **optimal(450, 500)}, "middle": {"plies": [12, 29], **optimal(480, 500)},
+                "end": {"plies": [30, 41], **optimal(499, 500)}}
+    block = az_seed("connect4_alphazero", "connect4", {}, opt=(90, 100), alone=(70, 100),
+                    optimal_move_by_phase=by_phase)
+    block["network_alone"]["optimal_move_by_phase"] = {k: {**v, **optimal(400, 500)} for k, v in by_phase.items()}
+    md = markdown.render(phase_blocks(experiment("connect4_alphazero", "connect4", block), LINKS))
+    assert "opening (plies 0-11)" in md and "end (plies 30-41)" in md
+    assert "90.0%" in md and "99.8%" in md and md.count("80.0%") == 3  # network alone: 400 of 500 each phase
+    assert phase_blocks(experiment("tictactoe_alphazero", "tictactoe", az_seed("t", "tictactoe", {})), LINKS) == []

@@ -1,7 +1,7 @@
 """Judge every seed's model of one experiment: the evaluate stage's work, callable from a library as well.
 
 Per seed: the ladder (W/D/L per seat and combined, 95% Wilson intervals), the optimal-move rate judged by the
-game's referee, and for Connect 4 the UCI start-position protocols and, for agents with a value, its accuracy on
+game's referee (for Connect 4 also per phase of the game: opening, middle, end), and for Connect 4 the UCI start-position protocols and, for agents with a value, its accuracy on
 the UCI labels.  Across seeds: the interquartile mean and
 a bootstrap interval of each headline number (evaluate/seeds.py).  Evaluation games and position sets come from
 ``evaluate.seed``, the same for every seed and experiment, so differences between seeds are the models' own.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from boardrl.config import Params, evaluate_slice, runtime_processes
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.match import play_match
 from boardrl.evaluate.optimal_rate import optimal_move_rate, position_set
+from boardrl.evaluate.phases import PHASE_SHARE, PHASES, phase_positions, rates_by_phase
 from boardrl.evaluate.seeds import across_seeds
 from boardrl.evaluate.stats import SEATS
 from boardrl.experiments.paths import ExperimentPaths
@@ -73,6 +75,24 @@ def optimal_moves(params: Params, game, agent) -> dict[str, Any] | None:
     return rate.to_dict()
 
 
+@cache
+def _phase_judging(game_id: str, total: int, seed: int):
+    """The referee and the position sets of each phase, once per process (seeds and network-alone reuse them)."""
+    game = make_game(game_id)
+    return make_referee(game), phase_positions(game, total, seed)
+
+
+def optimal_by_phase(params: Params, game, agent) -> dict[str, Any] | None:
+    """Optimal-move rate per phase of the game (Connect 4: opening, middle, end); None where not defined."""
+    if game.game_id not in PHASES or params.evaluate.optimal_positions < PHASE_SHARE:
+        return None
+    referee, sets = _phase_judging(game.game_id, params.evaluate.optimal_positions, sub_seed(params.evaluate.seed, 5))
+    out = rates_by_phase(agent, referee, sets, sub_seed(params.evaluate.seed, 6))
+    print("evaluate: optimal-move rate by phase " + ", ".join(f"{k} {v['rate']:.4f}" for k, v in out.items()),
+          file=sys.stderr, flush=True)
+    return out
+
+
 def uci(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1) -> dict[str, Any] | None:
     """The UCI protocols where the experiment's settings ask for them (Connect 4 only)."""
     cfg = params.uci(exp_id)
@@ -116,6 +136,9 @@ def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, process
     detail = optimal_moves(params, game, agent)
     results["optimal_move_rate"] = None if detail is None else detail["rate"]
     results["optimal_move"] = detail
+    by_phase = optimal_by_phase(params, game, agent)
+    if by_phase is not None:
+        results["optimal_move_by_phase"] = by_phase
     results["uci"] = uci(params, exp_id, root, game, agent, processes)
     values = value_accuracy(params, exp_id, root, game, agent)
     if values is not None:
@@ -124,6 +147,8 @@ def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, process
         alone = optimal_moves(params, game, agent.network_agent())
         results["network_alone"] = {"optimal_move_rate": None if alone is None else alone["rate"],
                                     "optimal_move": alone}
+        if by_phase is not None:
+            results["network_alone"]["optimal_move_by_phase"] = optimal_by_phase(params, game, agent.network_agent())
     return results
 
 
@@ -137,6 +162,9 @@ def seed_metrics(results: dict[str, Any]) -> dict[str, float | None]:
     m["optimal_move_rate"] = results["optimal_move_rate"]
     if results.get("network_alone"):
         m[metric_key("network_alone", "optimal_move_rate")] = results["network_alone"]["optimal_move_rate"]
+    for who, block in (("phase", results), ("network_alone_phase", results.get("network_alone") or {})):
+        for phase, rate in (block.get("optimal_move_by_phase") or {}).items():
+            m[metric_key(who, phase, "optimal_move_rate")] = rate["rate"]
     for label, s in ((results["uci"] or {}).get("seed000") or {}).items():
         m[metric_key("uci", "seed000", label, "win")] = s["win"]
     for label, block in ((results["uci"] or {}).get("full") or {}).items():

@@ -212,6 +212,39 @@ def optimal_seed_blocks(e: Experiment, links: Links) -> list[Block]:
     return [Paragraph(text("Optimal-move rate by seed (95% Wilson intervals):")), Bullets(items)] if items else []
 
 
+def _phase_row(label: str, by_phase: dict[str, Any], names: list[str], s: SeedResult, links: Links) -> list[Inline]:
+    cells: list[Inline] = [text(label)]
+    for name in names:
+        r = by_phase.get(name) or {}
+        rate = finite(r.get("rate"))
+        cells.append(text("n/a") if rate is None else
+                     [links.number(with_ci(rate, r.get("ci")), s.eval_provenance), Span(f" ({r.get('n', 0):,})")])
+    return cells
+
+
+def phase_blocks(e: Experiment, links: Links) -> list[Block]:
+    """Optimal-move rate per phase of the game (Connect 4: opening / middle / end), per seed; the network alone
+    beside a searching agent."""
+    rows, names, plies = [], [], {}
+    for k, s in e.evaluated.items():
+        ev = s.evaluation or {}
+        for label, by_phase in ((f"seed {k}", ev.get("optimal_move_by_phase")),
+                                (f"seed {k}, network alone", (ev.get("network_alone") or {}).get("optimal_move_by_phase"))):
+            if not by_phase:
+                continue
+            for name, r in by_phase.items():
+                if name not in names:
+                    names.append(name)
+                    plies[name] = r.get("plies")
+            rows.append(_phase_row(label, by_phase, names, s, links))
+    if not rows:
+        return []
+    header = ["Agent"] + [f"{n} (plies {plies[n][0]}-{plies[n][1]})" if plies.get(n) else n for n in names]
+    return [Paragraph(text("Optimal-move rate by phase of the game (random-play positions of each phase judged by "
+                           "the referee, with its opening book; 95% Wilson intervals, positions in brackets):")),
+            Table(header, rows, numeric=frozenset(range(1, len(header))))]
+
+
 def _uci_seed000_rows(k: int, s: SeedResult, links: Links) -> list[list[Inline]]:
     return [[text(str(k)), text(f"{label} positions"),
              *([links.number(rate_with_ci(st, o), s.eval_provenance)] for o in OUTCOMES),
@@ -288,7 +321,8 @@ def experiment_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]
 
     return [Heading(2, e.id, anchor=e.id), title_line(e), *curve_blocks(e, fig_dir), *trace_blocks(e, fig_dir),
             *across_blocks(e, links),
-            *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links), *uci_blocks(e, links, fig_dir),
+            *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links), *phase_blocks(e, links),
+            *uci_blocks(e, links, fig_dir),
             *value_accuracy_blocks(e, links)]
 
 
