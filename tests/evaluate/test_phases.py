@@ -18,7 +18,8 @@ def ttt_phases(monkeypatch):
     monkeypatch.setitem(phases.PHASES, "tictactoe", (("opening", 0, 2), ("rest", 3, 8)))
 
 
-def test_connect4_phase_sets_cover_the_issue_split_and_are_reproducible():
+def test_connect4_phase_sets_cover_the_issue_split_and_are_reproducible(monkeypatch):
+    monkeypatch.setattr(phases, "book_plies", lambda game_id: 8)
     sets = phases.phase_positions(C4, 40, seed=11)
     assert list(sets) == ["opening", "middle", "end"]
     for (name, lo, hi), positions in zip(phases.PHASES["connect4"], sets.values()):
@@ -40,3 +41,16 @@ def test_perfect_play_is_optimal_in_every_phase_and_random_play_is_not(ttt_phase
         "opening": (1.0, 50, [0, 2]), "rest": (1.0, 50, [3, 8])}
     rand = phases.rates_by_phase(make_agent(TTT, "random"), referee, sets, seed=1)
     assert rand["rest"]["rate"] < 0.9 and rand["rest"]["optimal"] == round(rand["rest"]["rate"] * 50)
+
+
+def test_without_an_opening_book_the_connect4_opening_is_reported_unjudged(monkeypatch):
+    """The empty board takes the search minutes: without a book the opening is skipped and says why."""
+    monkeypatch.setattr(phases, "book_plies", lambda game_id: -1)
+    assert list(phases.unjudged("connect4")) == ["opening"]
+    sets = phases.phase_positions(C4, 8, seed=11)
+    assert list(sets) == ["middle", "end"]
+    out = phases.rates_by_phase(make_agent(C4, "tactical"), make_referee(C4), sets, seed=1)
+    assert out["opening"]["rate"] is None and "opening book" in out["opening"]["unjudged"]
+    assert [out[k]["n"] for k in ("middle", "end")] == [2, 2]
+    monkeypatch.setattr(phases, "book_plies", lambda game_id: 8)
+    assert phases.unjudged("connect4") == {}

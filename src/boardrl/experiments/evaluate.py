@@ -88,7 +88,8 @@ def optimal_by_phase(params: Params, game, agent) -> dict[str, Any] | None:
         return None
     referee, sets = _phase_judging(game.game_id, params.evaluate.optimal_positions, sub_seed(params.evaluate.seed, 5))
     out = rates_by_phase(agent, referee, sets, sub_seed(params.evaluate.seed, 6))
-    print("evaluate: optimal-move rate by phase " + ", ".join(f"{k} {v['rate']:.4f}" for k, v in out.items()),
+    print("evaluate: optimal-move rate by phase " + ", ".join(
+        f"{k} {v['rate']:.4f}" if v["rate"] is not None else f"{k} not judged" for k, v in out.items()),
           file=sys.stderr, flush=True)
     return out
 

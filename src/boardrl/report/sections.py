@@ -217,7 +217,7 @@ def _phase_row(label: str, by_phase: dict[str, Any], names: list[str], s: SeedRe
     for name in names:
         r = by_phase.get(name) or {}
         rate = finite(r.get("rate"))
-        cells.append(text("n/a") if rate is None else
+        cells.append(text("not judged: no opening book" if r.get("unjudged") else "n/a") if rate is None else
                      [links.number(with_ci(rate, r.get("ci")), s.eval_provenance), Span(f" ({r.get('n', 0):,})")])
     return cells
 
