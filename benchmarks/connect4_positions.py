@@ -46,7 +46,7 @@ def random_positions(n: int, plies: int, seed: int) -> list[Connect4State]:
 
 def measure(n: int = 200, plies: int = 20, seed: int = 0, tt_log2: int = 23) -> dict[str, float]:
     """Median and mean milliseconds and nodes/s of exact scores, each from a cleared transposition table."""
-    solver = Connect4Solver(tt_log2=tt_log2)
+    solver = Connect4Solver(tt_log2=tt_log2, book=False)
     positions = random_positions(n, plies, seed)
     solver.score(*positions[0])  # warm-up: numba cache load
     times, nodes = [], 0
@@ -69,8 +69,10 @@ def measure(n: int = 200, plies: int = 20, seed: int = 0, tt_log2: int = 23) -> 
 
 
 def opening(tt_log2: int = 24) -> None:
-    """Exact score of the empty board, then the value of each first move (known: only the centre wins)."""
-    solver = Connect4Solver(tt_log2=tt_log2)
+    """Exact score of the empty board, then the value of each first move (known: only the centre wins).
+
+    The search alone (``book=False``): with the opening book these would be lookups."""
+    solver = Connect4Solver(tt_log2=tt_log2, book=False)
     t = time.perf_counter()
     print(f"empty board: score {solver.score(0, 0, 0)}  nodes {solver.nodes:,}  {time.perf_counter() - t:.0f} s")
     for col in range(4):  # columns 5-7 mirror 3-1

@@ -232,7 +232,7 @@ def test_bad_states_are_one_line_errors(game, referee):
 
 
 def test_table_persists_and_clears(game):
-    ref = Connect4Referee(game, tt_log2=20)
+    ref = Connect4Referee(game, tt_log2=20, book=False)  # the search itself, not the opening book
     state = game.replay("43443355")  # about a million nodes from an empty table
     n0 = ref.nodes
     first = ref.solve_score(state)
@@ -266,7 +266,7 @@ def test_table_growth_and_clear_when_full_keep_exact_scores(game):
         st = found[0]
         assert growing.score(st.current, st.mask, st.plies) == roomy.score(st.current, st.mask, st.plies)
     assert growing.tt_fill > 0 and growing.tt_slots == 1 << 16  # grew 10 -> 12 -> 14 -> 16
-    tiny = Connect4Solver(tt_log2=12, start_log2=12, max_fill=0.05)
+    tiny = Connect4Solver(tt_log2=12, start_log2=12, max_fill=0.05, book=False)  # 8 stones: in a book
     st = game.replay("43443355")
     tiny.score(st.current, st.mask, st.plies)
     cold = tiny.nodes

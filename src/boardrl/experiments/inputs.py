@@ -159,7 +159,20 @@ def stage_inputs(params: Params, exp_id: str, stage: str, root: Path) -> dict[st
     if trains_on_uci or (stage == "evaluate" and params.evaluate.per_game[e.game].uci is not None):
         table = Path(root) / UCI_TABLE
         data[str(UCI_TABLE)] = sha256(table) if table.is_file() else "missing"
+    data.update(book_inputs(code))
     return {"experiment": exp_id, "stage": stage, "code": code, "data": data}
+
+
+def book_inputs(code: dict[str, str]) -> dict[str, str]:
+    """The Connect 4 opening book's sha256 (or "missing") where the stage's code holds the Connect 4 solver:
+    the book decides how the referee answers (the same values, but a stage that judges positions with it is a
+    different computation from one that searches)."""
+    if "boardrl/solvers/connect4.py" not in code:
+        return {}
+    from boardrl.solvers.connect4_book import default_path
+
+    book = default_path()
+    return {str(book.relative_to(PACKAGE_DIR.parent.parent)): sha256(book) if book.is_file() else "missing"}
 
 
 def sweep_inputs(params: Params, sweep_id: str) -> dict[str, Any]:

@@ -25,6 +25,11 @@ Search techniques (from their published descriptions):
 
 The precondition of the inner search is that the side to move cannot win at once; every entry point checks
 finished games and immediate wins first, so they never reach the search.
+
+Opening book (``solvers/connect4_book.py``): when the packaged book file exists, ``Connect4Solver`` answers the
+score and value of a position with at most D stones by a lookup, and ``move_values`` looks up the children with
+at most D stones (searching any that are missing); the book holds exactly the scores a search gives.
+``Connect4Solver(book=False)`` (and ``Connect4Referee(book=False)``) always search.
 """
 
 from __future__ import annotations
@@ -459,9 +464,14 @@ class Connect4Solver:
     grows as searches fill it (see the transposition table notes).  Entries are kept between calls (positions
     of one game share most of their subtrees); once the full-size table has more than ``max_fill`` of its
     slots in use it is cleared before the next query, and ``clear()`` empties it (and shrinks it) on demand.
+
+    ``book``: True (default) consults the packaged opening book when its file exists (loaded and checked once
+    per process, on the first query that can use it); False always searches; an ``OpeningBook`` is used as is.
+    A book answer costs no nodes and leaves the table untouched.
     """
 
-    def __init__(self, tt_log2: int = 23, start_log2: int = 20, max_fill: float = 0.9) -> None:
+    def __init__(self, tt_log2: int = 23, start_log2: int = 20, max_fill: float = 0.9,
+                 book: bool | Any = True) -> None:
         if not 10 <= tt_log2 <= 30:
             raise BoardRLError(f"connect4 solver: tt_log2={tt_log2} is out of range; choose 10..30")
         self.tt_size = 1 << tt_log2
@@ -471,6 +481,9 @@ class Connect4Solver:
         self._ws = new_workspace()
         self._counters = np.array([0, 0, self.start_log2, tt_log2], dtype=np.int64)
         self.nodes = 0  # nodes searched since creation (or reset_nodes)
+        # True: the packaged opening book when it exists (loaded once per process); False: always search;
+        # or an ``OpeningBook`` object
+        self.book = book
 
     def __getstate__(self) -> dict:
         """Pickle without the table (up to GiBs; worker processes rebuild their own as they search)."""
@@ -511,9 +524,29 @@ class Connect4Solver:
     def _finish(self) -> None:
         self.nodes += int(self._counters[_NODES])
 
+    # ---- the opening book: exact scores of every unfinished position with at most ``book.plies`` stones
+    def _book(self, plies: int) -> Any:
+        """The opening book when it may hold positions with ``plies`` stones, else None."""
+        if self.book is False or self.book is None:
+            return None
+        if self.book is True:
+            from boardrl.solvers.connect4_book import default_book
+
+            book = default_book()
+        else:
+            book = self.book
+        return book if book is not None and plies <= book.plies else None
+
+    def _book_score(self, cur: int, mask: int, plies: int) -> int | None:
+        book = self._book(plies)
+        return None if book is None else book.score(cur, mask)
+
     # ---- queries on raw bitboards (checked)
     def score(self, cur: int, mask: int, plies: int) -> int:
         check_position(cur, mask, plies)
+        s = self._book_score(cur, mask, plies)
+        if s is not None:
+            return s
         tt = self._prepare()
         s = int(solve_kernel(cur, mask, plies, tt, self._ws, self._counters))
         self._finish()
@@ -521,6 +554,9 @@ class Connect4Solver:
 
     def value(self, cur: int, mask: int, plies: int) -> int:
         check_position(cur, mask, plies)
+        s = self._book_score(cur, mask, plies)
+        if s is not None:
+            return _sign(s)
         tt = self._prepare()
         v = int(sign_kernel(cur, mask, plies, tt, self._ws, self._counters))
         self._finish()
@@ -533,7 +569,21 @@ class Connect4Solver:
             return [None] * WIDTH  # the game is over: no legal moves
         tt = self._prepare()
         out = np.zeros(WIDTH, dtype=np.int64)
-        move_values_kernel(cur, mask, plies, exact, tt, self._ws, self._counters, out)
+        if self._book(plies + 1) is None:
+            move_values_kernel(cur, mask, plies, exact, tt, self._ws, self._counters, out)
+        else:  # the children are in the book: the kernel's loop with lookups (a search where one is missing)
+            for col in range(WIDTH):
+                mv = int(move_bit(mask, col))
+                if mv == 0:
+                    out[col] = MAX_SCORE + 1
+                elif has_four(cur | mv):
+                    out[col] = (CELLS + 1 - plies) // 2 if exact else 1
+                else:
+                    s = self._book_score(cur ^ mask, mask | mv, plies + 1)
+                    if s is None:
+                        kernel = solve_kernel if exact else sign_kernel
+                        s = int(kernel(cur ^ mask, mask | mv, plies + 1, tt, self._ws, self._counters))
+                    out[col] = -s if exact else -_sign(s)
         self._finish()
         return [None if v > MAX_SCORE else int(v) for v in out]
 
@@ -546,13 +596,13 @@ class Connect4Referee(Referee):
     for a lost position every legal move is optimal.  Exact per-move scores come from ``move_scores``.
     """
 
-    def __init__(self, game: Game | None = None, tt_log2: int = 23) -> None:
+    def __init__(self, game: Game | None = None, tt_log2: int = 23, book: bool | Any = True) -> None:
         if game is None:
             from boardrl.games import make_game
 
             game = make_game("connect4")
         super().__init__(game)
-        self.solver = Connect4Solver(tt_log2=tt_log2)
+        self.solver = Connect4Solver(tt_log2=tt_log2, book=book)
 
     @property
     def nodes(self) -> int:
