@@ -3,7 +3,7 @@ PY := .venv/bin/python
 PIP := .venv/bin/pip
 STAMP := .venv/.installed
 
-.PHONY: install test bench repro ui clean
+.PHONY: install test bench repro ui play clean
 
 $(PY):
 	python3 -m venv .venv
@@ -35,6 +35,12 @@ repro: $(STAMP)
 # MLflow UI over the project's tracking database: http://127.0.0.1:5000
 ui: $(STAMP)
 	.venv/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port 5000
+
+# Play any agent in the browser, with the referee's exact values: http://127.0.0.1:8000 (`boardrl serve`).
+# Trained models are found under models/ (`model:<experiment id>`).
+PLAY_PORT ?= 8000
+play: $(STAMP)
+	.venv/bin/boardrl serve --host 127.0.0.1 --port $(PLAY_PORT)
 
 clean:
 	rm -rf .venv .pytest_cache

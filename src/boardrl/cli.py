@@ -132,6 +132,53 @@ def count(
     _emit({"counts": counts}, as_json, "\n".join(f"{k:3d} {c:>14,d}" for k, c in enumerate(counts)))
 
 
+# ---------------------------------------------------------------------------------------------- book
+book_app = typer.Typer(help="The Connect 4 opening book (exact scores of every position with at most D stones).",
+                       no_args_is_help=True)
+app.add_typer(book_app, name="book")
+
+
+def _root_columns(root: str) -> list[int]:
+    if any(ch not in "1234567" for ch in root):
+        raise BoardRLError(f"book: --root {root!r} must be Connect 4 moves, columns 1-7 (e.g. 4453)")
+    return [int(ch) - 1 for ch in root]
+
+
+@book_app.command("build")
+def book_build(
+    plies: Annotated[int, typer.Option("--plies", min=0, help="Every position with at most this many stones.")] = 8,
+    processes: Annotated[int, typer.Option("--processes", min=1, help="Worker processes for the search.")] = 2,
+    out: Annotated[Path | None, typer.Option("--out", help="Book file (default: the packaged one).")] = None,
+    work_dir: Annotated[Path | None, typer.Option("--work-dir", help="Chunks of an unfinished build.")] = None,
+    root: Annotated[str, typer.Option("--root", help="Only positions after these moves (e.g. 4453).")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Build the opening book by search and negamax; a killed build resumes where it stopped."""
+    from boardrl.solvers.connect4_book import build_book
+
+    meta = build_book(plies, out, processes, work_dir, _root_columns(root), log=lambda m: typer.echo(m, err=True))
+    _emit(meta, as_json, f"{meta['count']:,} positions, {meta['bytes']:,} bytes, {meta['build_seconds']} s, "
+                         f"sha256 {meta['sha256']}")
+
+
+@book_app.command("verify")
+def book_verify(
+    path: Annotated[Path | None, typer.Option("--path", help="Book file (default: the packaged one).")] = None,
+    sample: Annotated[int, typer.Option("--sample", min=0, help="Entries re-solved by a fresh search.")] = 30,
+    min_plies: Annotated[int | None, typer.Option("--min-plies", min=0,
+                                                  help="Sample entries with at least this many stones "
+                                                       "(default: the book's D - 1).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check the book's checksum and re-solve a random sample of its entries by a fresh search."""
+    from boardrl.solvers.connect4_book import verify_book
+
+    data = verify_book(path, sample, seed, min_plies)
+    _emit(data, as_json, f"{data['path']}: checksum ok; {data['checked']} of {data['count']:,} entries agree "
+                         f"with a fresh search ({data['seconds']} s)")
+
+
 # ---------------------------------------------------------------------------------------------- match
 @app.command()
 def match(
@@ -209,6 +256,24 @@ def play(
     margin = game.score_margin(state)
     score = "" if margin is None else f" (score margin {margin if you == 0 else -margin:+d} for you)"
     typer.echo(("draw" if winner is None else "you win" if winner == you else f"{bot.name} wins") + score)
+
+
+# ---------------------------------------------------------------------------------------------- serve
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to bind; other than 127.0.0.1, anyone who can "
+                                      "reach it can use the server.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
+) -> None:
+    """Play any agent in the browser, with the referee's exact values (http://HOST:PORT)."""
+    from boardrl.web import serve as serve_app
+
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(f"warning: binding {host}: the server answers anyone who can reach this address "
+                   "(there is no login); the default 127.0.0.1 serves this machine only", err=True)
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"boardrl: play on http://{shown}:{port}/ (Ctrl-C stops the server)", err=True)
+    serve_app(host=host, port=port)
 
 
 def main() -> None:

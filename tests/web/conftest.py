@@ -1,0 +1,53 @@
+"""A real ``boardrl serve`` for the web tests: its own process, on a free 127.0.0.1 port, with default options.
+
+Started as the user starts it (the CLI, no ``--host``), so the tests also see what it binds by default.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import pytest
+
+from helpers import REPO_ROOT
+from repo_copy import free_port, stop_group, wait_for_answer
+
+
+@dataclass
+class Server:
+    base: str
+    port: int
+    proc: subprocess.Popen
+
+    def get(self, path: str, **params: Any) -> tuple[int, Any, str]:
+        """(status, parsed JSON, raw body) of a GET with query ``params``."""
+        url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        try:
+            with urllib.request.urlopen(url, timeout=120) as r:
+                raw = r.read().decode()
+                return r.status, json.loads(raw), raw
+        except urllib.error.HTTPError as exc:
+            raw = exc.read().decode()
+            return exc.code, json.loads(raw), raw
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    """One server per test module: it ends with the module, so no referee work outlives the tests that asked."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "boardrl.cli", "serve", "--port", str(port)], cwd=REPO_ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_answer(proc, lambda: urllib.request.urlopen(base + "/api/games", timeout=30).read(), "boardrl serve",
+                        timeout_s=60)
+        yield Server(base, port, proc)
+    finally:
+        stop_group(proc)
