@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-# The report module's protocol pipe and its fd helper are reused as they are (private names, one user besides it).
-from boardrl.report.browser import BrowserError, _high_fd, _Pipe, find_chromium
+# The report module's DevTools pipe and its fd helper, shared by both browser checks.
+from boardrl.report.browser import BrowserError, DevToolsPipe, find_chromium, high_fd
 
 __all__ = ["BrowserError", "Page", "chromium_page", "find_chromium"]
 
@@ -32,7 +32,7 @@ __all__ = ["BrowserError", "Page", "chromium_page", "find_chromium"]
 class Page:
     """One tab: navigate, evaluate JavaScript, wait for a condition, click an element, take a screenshot."""
 
-    def __init__(self, pipe: _Pipe, session: str) -> None:
+    def __init__(self, pipe: DevToolsPipe, session: str) -> None:
         self.pipe, self.session = pipe, session
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -113,8 +113,8 @@ def chromium_page(width: int = 1400, height: int = 900, timeout: float = 60.0) -
     binary = find_chromium()
     if binary is None:
         raise BrowserError("no Chromium found (apt-get install chromium, or set BOARDRL_CHROMIUM)")
-    to_child_r, to_child_w = map(_high_fd, os.pipe())
-    from_child_r, from_child_w = map(_high_fd, os.pipe())
+    to_child_r, to_child_w = map(high_fd, os.pipe())
+    from_child_r, from_child_w = map(high_fd, os.pipe())
 
     def on_fds_3_and_4() -> None:  # runs in the child before exec
         os.dup2(to_child_r, 3)
@@ -131,7 +131,7 @@ def chromium_page(width: int = 1400, height: int = 900, timeout: float = 60.0) -
                                     preexec_fn=on_fds_3_and_4)
         os.close(to_child_r)
         os.close(from_child_w)
-        pipe = _Pipe(proc, to_child_w, from_child_r, timeout)
+        pipe = DevToolsPipe(proc, to_child_w, from_child_r, timeout)
         try:
             target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
             session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]

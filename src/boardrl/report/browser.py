@@ -54,7 +54,7 @@ def find_chromium() -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------- the protocol
-class _Pipe:
+class DevToolsPipe:
     """DevTools protocol over Chromium's debugging pipe: commands with ids, events buffered until asked for."""
 
     def __init__(self, proc: subprocess.Popen[bytes], write_fd: int, read_fd: int, timeout: float) -> None:
@@ -109,7 +109,7 @@ class _Pipe:
                 self.events.append(msg)
 
 
-def _high_fd(fd: int) -> int:
+def high_fd(fd: int) -> int:
     """``fd`` moved above 9, so that putting the pipe on 3 and 4 in the child cannot clobber the other end."""
     new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
     os.close(fd)
@@ -146,8 +146,8 @@ def inspect_page(page: Path, check: str, *, width: int = WIDTH, height: int = HE
     page = Path(page).resolve()
     if not page.is_file():
         raise BrowserError(f"{page}: not found")
-    to_child_r, to_child_w = map(_high_fd, os.pipe())
-    from_child_r, from_child_w = map(_high_fd, os.pipe())
+    to_child_r, to_child_w = map(high_fd, os.pipe())
+    from_child_r, from_child_w = map(high_fd, os.pipe())
 
     def on_fds_3_and_4() -> None:  # runs in the child before exec
         os.dup2(to_child_r, 3)
@@ -166,7 +166,7 @@ def inspect_page(page: Path, check: str, *, width: int = WIDTH, height: int = HE
                                     preexec_fn=on_fds_3_and_4)
         os.close(to_child_r)
         os.close(from_child_w)
-        pipe = _Pipe(proc, to_child_w, from_child_r, timeout)
+        pipe = DevToolsPipe(proc, to_child_w, from_child_r, timeout)
         try:
             return _drive(pipe, page, check, width, height, screenshot, ready, timeout)
         except BrowserError as exc:
@@ -188,7 +188,7 @@ def inspect_page(page: Path, check: str, *, width: int = WIDTH, height: int = HE
             os.close(from_child_r)
 
 
-def _evaluate(pipe: _Pipe, session: str, expression: str) -> Any:
+def _evaluate(pipe: DevToolsPipe, session: str, expression: str) -> Any:
     res = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True},
                     session)
     if "exceptionDetails" in res:
@@ -197,7 +197,7 @@ def _evaluate(pipe: _Pipe, session: str, expression: str) -> Any:
     return res.get("result", {}).get("value")
 
 
-def _drive(pipe: _Pipe, page: Path, check: str, width: int, height: int, screenshot: Path | None, ready: str,
+def _drive(pipe: DevToolsPipe, page: Path, check: str, width: int, height: int, screenshot: Path | None, ready: str,
            timeout: float) -> PageResult:
     target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
