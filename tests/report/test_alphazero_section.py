@@ -279,3 +279,10 @@ def test_phase_table_shows_each_phase_for_the_search_and_the_network_alone():
     assert "opening (plies 0-11)" in md and "end (plies 30-41)" in md
     assert "90.0%" in md and "99.8%" in md and md.count("80.0%") == 3  # network alone: 400 of 500 each phase
     assert phase_blocks(experiment("tictactoe_alphazero", "tictactoe", az_seed("t", "tictactoe", {})), LINKS) == []
+
+
+def test_each_experiment_links_to_the_browser_app_with_its_model_as_the_opponent():
+    from boardrl.report.sections import play_line
+
+    md = markdown.render([play_line(experiment("connect4_alphazero", "connect4", None))])
+    assert "http://127.0.0.1:8000/?game=connect4&opponent=model%3Aconnect4_alphazero&referee=1" in md

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from boardrl.report import figures
 from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Span, Table, text
@@ -91,6 +92,17 @@ def title_line(e: Experiment) -> Paragraph:
     return Paragraph(text(Span(e.id, code=True), f": {e.learner} on {e.game}, {budget_text(e)} of training per "
                           f"seed, seeds {seed_list(list(e.seeds))}, profile ", Span(e.profile or "unknown", code=True),
                           "."))
+
+
+#: Where `make play` serves the browser app (boardrl.web.app.DEFAULT_PORT; not imported: the report needs no web code).
+PLAY_URL = "http://127.0.0.1:8000/"
+
+
+def play_line(e: Experiment) -> Paragraph:
+    """A link that opens the trained agent as the opponent in the browser app (it works while `make play` runs)."""
+    url = f"{PLAY_URL}?{urlencode({'game': e.game, 'opponent': f'model:{e.id}', 'referee': 1})}"
+    return Paragraph(text("Play against it: ", Span(url, href=url, title="start `make play` first"),
+                          " (start ", Span("make play", code=True), " first; the referee shows every move's value)."))
 
 
 def curve_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
@@ -319,7 +331,7 @@ def experiment_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]
     """Everything about one experiment id; its figures are written into ``fig_dir``."""
     from boardrl.report.traces_section import trace_blocks
 
-    return [Heading(2, e.id, anchor=e.id), title_line(e), *curve_blocks(e, fig_dir), *trace_blocks(e, fig_dir),
+    return [Heading(2, e.id, anchor=e.id), title_line(e), play_line(e), *curve_blocks(e, fig_dir), *trace_blocks(e, fig_dir),
             *across_blocks(e, links),
             *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links), *phase_blocks(e, links),
             *uci_blocks(e, links, fig_dir),
