@@ -140,3 +140,15 @@ def test_installed_entry_point_reports_errors_without_traceback():
     assert out.returncode == 2
     assert out.stderr.startswith("error: ") and len(out.stderr.strip().splitlines()) == 1
     assert out.stdout == ""
+
+
+def test_solve_warns_about_slow_early_connect4_positions_only_without_a_book(monkeypatch):
+    from boardrl import cli
+
+    monkeypatch.setattr(cli, "_connect4_book_covers", lambda plies: False)
+    slow = CliRunner().invoke(cli.app, ["solve", "connect4", "4444443", "--json"])
+    assert slow.exit_code == 0 and "can take minutes" in slow.stderr
+    monkeypatch.setattr(cli, "_connect4_book_covers", lambda plies: True)
+    covered = CliRunner().invoke(cli.app, ["solve", "connect4", "4444443", "--json"])
+    assert covered.exit_code == 0 and "can take minutes" not in covered.stderr
+    assert covered.stdout == slow.stdout

@@ -82,6 +82,14 @@ def _agent(game: Game, spec: str):
 EARLY_CONNECT4_PLIES = 8
 
 
+def _connect4_book_covers(plies: int) -> bool:
+    """True when the installed opening book holds the children of a position with ``plies`` stones."""
+    from boardrl.solvers.connect4_book import default_book
+
+    book = default_book()
+    return book is not None and plies < book.plies
+
+
 @app.command()
 def solve(
     game_id: GameArg,
@@ -93,9 +101,11 @@ def solve(
     state = game.replay(moves)
     from boardrl.solvers.base import make_referee
 
-    if game.game_id == "connect4" and state.plies < EARLY_CONNECT4_PLIES and not game.is_over(state):
+    if game.game_id == "connect4" and state.plies < EARLY_CONNECT4_PLIES and not game.is_over(state) \
+            and not _connect4_book_covers(state.plies):
         typer.echo(f"note: solving a Connect 4 position with {state.plies} stones can take minutes "
-                   "(the empty board takes about 3.5 minutes here; 8-stone positions about a second)", err=True)
+                   "(the empty board takes about 3.5 minutes here; 8-stone positions about a second; "
+                   "`boardrl book build` makes them lookups)", err=True)
     verdict = make_referee(game).solve(state)
     data = verdict.to_json(game)
     _emit(data, as_json, _describe_verdict(game, state, data))
