@@ -21,3 +21,12 @@ def test_the_book_is_fingerprinted_where_the_solver_is_used(monkeypatch, tmp_pat
     book.write_bytes(b"a book")
     assert inputs.book_inputs(code) == {BOOK_KEY: inputs.sha256(book)}
     assert Path(BOOK_KEY).name == connect4_book.default_path().name
+
+
+def test_a_tournament_fingerprints_its_games_referee():
+    """A `perfect` player plays through the referee, which `make_referee` imports per game (not followed)."""
+    from boardrl.config import load_params
+
+    params = load_params(Path(__file__).resolve().parents[2] / "params.yaml")
+    got = inputs.tournament_inputs(params, "tictactoe_random_baseline")
+    assert "boardrl/solvers/tictactoe.py" in got["code"]

@@ -188,8 +188,11 @@ TOURNAMENT_CODE = ("boardrl.experiments.tournament", "boardrl.evaluate.tournamen
 def tournament_inputs(params: Params, tid: str) -> dict[str, Any]:
     """The code fingerprint of stage ``tournament@<tid>``: its modules, the game and the players' modules."""
     t = params.tournaments[tid]
-    roots = list(TOURNAMENT_CODE) + [_game_module(t.game)] + _agent_modules(t.game, list(t.agents), params)
-    return {"tournament": tid, "stage": "tournament", "code": code_fingerprint(roots), "data": {}}
+    game_module = _game_module(t.game)
+    roots = (list(TOURNAMENT_CODE) + [game_module, REFEREE_MODULES.get(game_module, game_module)]
+             + _agent_modules(t.game, list(t.agents), params))  # the referee: a `perfect` player judges with it
+    code = code_fingerprint(roots)
+    return {"tournament": tid, "stage": "tournament", "code": code, "data": book_inputs(code)}
 
 
 def _write_if_changed(target: Path, data: dict[str, Any]) -> Path:
