@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-# The report module's DevTools pipe and its fd helper, shared by both browser checks.
-from boardrl.report.browser import BrowserError, DevToolsPipe, find_chromium, high_fd
+# The report module's Chromium launcher and DevTools pipe, shared by both browser checks.
+from boardrl.report.browser import BrowserError, DevToolsPipe, find_chromium, launch_chromium
 
 __all__ = ["BrowserError", "Page", "chromium_page", "find_chromium"]
 
@@ -113,43 +110,11 @@ def chromium_page(width: int = 1400, height: int = 900, timeout: float = 60.0) -
     binary = find_chromium()
     if binary is None:
         raise BrowserError("no Chromium found (apt-get install chromium, or set BOARDRL_CHROMIUM)")
-    to_child_r, to_child_w = map(high_fd, os.pipe())
-    from_child_r, from_child_w = map(high_fd, os.pipe())
-
-    def on_fds_3_and_4() -> None:  # runs in the child before exec
-        os.dup2(to_child_r, 3)
-        os.dup2(from_child_w, 4)
-
-    with tempfile.TemporaryDirectory(prefix="boardrl-chromium-") as profile:
-        args = [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--remote-debugging-pipe", f"--user-data-dir={profile}", "--no-first-run",
-                "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--hide-scrollbars", "--mute-audio",
-                "--proxy-server=http://127.0.0.1:9", f"--window-size={width},{height}", "about:blank"]
-        with (Path(profile) / "chromium.log").open("wb") as err:
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=err, stderr=err, close_fds=False,
-                                    preexec_fn=on_fds_3_and_4)
-        os.close(to_child_r)
-        os.close(from_child_w)
-        pipe = DevToolsPipe(proc, to_child_w, from_child_r, timeout)
-        try:
-            target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-            session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-            for method in ("Page.enable", "Network.enable", "Runtime.enable"):
-                pipe.call(method, {}, session)
-            pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
-                                                             "deviceScaleFactor": 1, "mobile": False}, session)
-            yield Page(pipe, session)
-        finally:
-            try:
-                pipe.timeout = 5.0
-                pipe.call("Browser.close")
-            except (BrowserError, OSError):
-                pass
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            os.close(to_child_w)
-            os.close(from_child_r)
+    with launch_chromium(binary, width, height, timeout, block_loopback=False) as (pipe, _log):
+        target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for method in ("Page.enable", "Network.enable", "Runtime.enable"):
+            pipe.call(method, {}, session)
+        pipe.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
+                                                         "deviceScaleFactor": 1, "mobile": False}, session)
+        yield Page(pipe, session)

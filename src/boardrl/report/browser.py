@@ -28,9 +28,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from boardrl.errors import BoardRLError
 
@@ -109,7 +110,7 @@ class DevToolsPipe:
                 self.events.append(msg)
 
 
-def high_fd(fd: int) -> int:
+def _high_fd(fd: int) -> int:
     """``fd`` moved above 9, so that putting the pipe on 3 and 4 in the child cannot clobber the other end."""
     new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
     os.close(fd)
@@ -146,8 +147,25 @@ def inspect_page(page: Path, check: str, *, width: int = WIDTH, height: int = HE
     page = Path(page).resolve()
     if not page.is_file():
         raise BrowserError(f"{page}: not found")
-    to_child_r, to_child_w = map(high_fd, os.pipe())
-    from_child_r, from_child_w = map(high_fd, os.pipe())
+    with launch_chromium(binary, width, height, timeout) as (pipe, log):
+        try:
+            return _drive(pipe, page, check, width, height, screenshot, ready, timeout)
+        except BrowserError as exc:
+            said = log.read_text(errors="replace").splitlines() if log.is_file() else []
+            tail = [ln for ln in said if ln.strip() and "dbus" not in ln][-3:]
+            raise BrowserError(f"{exc}" + (f" (Chromium said: {' | '.join(tail)})" if tail else "")) from None
+
+
+@contextmanager
+def launch_chromium(binary: str, width: int, height: int, timeout: float,
+                    block_loopback: bool = True) -> Iterator[tuple[DevToolsPipe, Path]]:
+    """A fresh headless Chromium on a throwaway profile, spoken to over ``--remote-debugging-pipe``.
+
+    Yields the protocol pipe and Chromium's log file; closes the browser and the pipe afterwards.  Every http(s)
+    request goes to a dead proxy; ``block_loopback=False`` lets 127.0.0.1 through (a test of a local server).
+    """
+    to_child_r, to_child_w = map(_high_fd, os.pipe())
+    from_child_r, from_child_w = map(_high_fd, os.pipe())
 
     def on_fds_3_and_4() -> None:  # runs in the child before exec
         os.dup2(to_child_r, 3)
@@ -158,7 +176,7 @@ def inspect_page(page: Path, check: str, *, width: int = WIDTH, height: int = HE
                 "--remote-debugging-pipe", f"--user-data-dir={profile}", "--no-first-run",
                 "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--hide-scrollbars", "--mute-audio",
-                "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+                "--proxy-server=http://127.0.0.1:9", *(["--proxy-bypass-list=<-loopback>"] if block_loopback else []),
                 f"--window-size={width},{height}", "about:blank"]
         log = Path(profile) / "chromium.log"
         with log.open("wb") as err:
@@ -168,11 +186,7 @@ def inspect_page(page: Path, check: str, *, width: int = WIDTH, height: int = HE
         os.close(from_child_w)
         pipe = DevToolsPipe(proc, to_child_w, from_child_r, timeout)
         try:
-            return _drive(pipe, page, check, width, height, screenshot, ready, timeout)
-        except BrowserError as exc:
-            said = log.read_text(errors="replace").splitlines() if log.is_file() else []
-            tail = [ln for ln in said if ln.strip() and "dbus" not in ln][-3:]
-            raise BrowserError(f"{exc}" + (f" (Chromium said: {' | '.join(tail)})" if tail else "")) from None
+            yield pipe, log
         finally:
             try:
                 pipe.timeout = 5.0
