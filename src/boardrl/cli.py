@@ -84,9 +84,10 @@ EARLY_CONNECT4_PLIES = 8
 
 def _connect4_book_covers(plies: int) -> bool:
     """True when the installed opening book holds the children of a position with ``plies`` stones."""
-    from boardrl.solvers.connect4_book import installed_plies
+    from boardrl.solvers.connect4_book import default_book
 
-    return plies < installed_plies()
+    book = default_book()
+    return book is not None and plies < book.plies
 
 
 @app.command()

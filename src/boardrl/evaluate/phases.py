@@ -33,9 +33,10 @@ def book_plies(game_id: str) -> int:
     """The deepest ply the game's opening book covers; -1 without a book."""
     if game_id != "connect4":
         return -1
-    from boardrl.solvers.connect4_book import installed_plies
+    from boardrl.solvers.connect4_book import default_book
 
-    return installed_plies()
+    book = default_book()
+    return -1 if book is None else int(book.plies)
 
 
 def unjudged(game_id: str) -> dict[str, str]:

@@ -322,12 +322,6 @@ def default_book() -> OpeningBook | None:
     return load_book(path)
 
 
-def installed_plies() -> int:
-    """The deepest ply the packaged book covers; -1 when no book is installed (callers decide what is slow)."""
-    book = default_book()
-    return -1 if book is None else int(book.plies)
-
-
 # ---------------------------------------------------------------------------------------------- build
 _WORKER_SOLVER = None
 
