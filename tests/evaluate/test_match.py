@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from boardrl.agents.base import Agent, RandomAgent
+from boardrl.evaluate import match
 from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.errors import BoardRLError
@@ -119,10 +120,21 @@ def test_same_seed_same_result_other_seed_differs(agent_cls):
     assert not np.array_equal(r1.outcomes, r3.outcomes)
 
 
-def test_processes_do_not_change_the_result():
+def test_processes_do_not_change_the_result(monkeypatch):
+    monkeypatch.setattr(match, "POOL_WORTH_S", 0.0)  # a pool however cheap the match
     one = play_match(TTT, ScalarRandom(TTT), ScalarRandom(TTT), 400, seed=9, processes=1)
     two = play_match(TTT, ScalarRandom(TTT), ScalarRandom(TTT), 400, seed=9, processes=2)
     assert np.array_equal(one.outcomes, two.outcomes) and np.array_equal(one.lengths, two.lengths)
+
+
+def test_a_cheap_match_starts_no_worker_pool(monkeypatch):
+    """400 scalar random games take milliseconds: a pool (seconds to spawn) would only slow them down."""
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a worker pool was started for a cheap match")
+
+    monkeypatch.setattr(match.mp, "get_context", no_pool)
+    res = play_match(TTT, ScalarRandom(TTT), ScalarRandom(TTT), 400, seed=9, processes=2)
+    assert res.games == 400
 
 
 @pytest.mark.parametrize("a_cls", [FirstLegal, BatchedFirstLegal])
@@ -218,7 +230,7 @@ class SearchLike(BatchedFirstLegal):
         return super().act_batch(states, rng)
 
 
-def test_an_agent_that_wants_batches_plays_a_scalar_agent_in_lock_step():
+def test_an_agent_that_wants_batches_plays_a_scalar_agent_in_lock_step(monkeypatch):
     """Against a scalar opponent the searching agent still sees many rows per call, and the games are the ones
     the scalar path plays for deterministic agents (first legal vs last legal: one game per seat)."""
     searcher, scalar = SearchLike(TTT, "search"), LastLegal(TTT)
@@ -228,4 +240,5 @@ def test_an_agent_that_wants_batches_plays_a_scalar_agent_in_lock_step():
     reference = play_match(TTT, FirstLegal(TTT), scalar, 200, seed=3)
     assert np.array_equal(res.outcomes, reference.outcomes)
     assert np.array_equal(res.lengths, reference.lengths)
+    monkeypatch.setattr(match, "POOL_WORTH_S", 0.0)
     assert res.outcomes.tolist() == play_match(TTT, SearchLike(TTT), scalar, 200, seed=3, processes=2).outcomes.tolist()

@@ -7,6 +7,7 @@ import torch
 
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
+from boardrl.cores import available_cores
 from boardrl.learn.device import pick_device, torch_threads
 from boardrl.learn.nn import (
     PRESETS, ConvConfig, MLPConfig, ResidualConfig, build_network, default_network_config, network_preset,
@@ -102,10 +103,17 @@ def test_pick_device():
             pick_device("cuda")
 
 
-def test_torch_threads_uses_the_available_cores():
+def test_torch_threads_asked_for_then_environment_then_every_core(monkeypatch):
     before = torch.get_num_threads()
     try:
-        assert torch_threads() == torch.get_num_threads() >= 1
+        monkeypatch.delenv("BOARDRL_TORCH_THREADS", raising=False)
+        assert torch_threads() == torch.get_num_threads() == available_cores()
+        monkeypatch.setenv("BOARDRL_TORCH_THREADS", "1")
+        assert torch_threads() == torch.get_num_threads() == 1
+        assert torch_threads(2) == torch.get_num_threads() == 2
+        monkeypatch.setenv("BOARDRL_TORCH_THREADS", "two")
+        with pytest.raises(BoardRLError, match="BOARDRL_TORCH_THREADS must be a positive integer, got 'two'"):
+            torch_threads()
     finally:
         torch.set_num_threads(before)
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.stats import trim_mean
 
 METHOD = "interquartile mean, percentile bootstrap over seeds"
 BOOTSTRAP_SAMPLES = 2000
@@ -22,6 +21,8 @@ CONFIDENCE = 0.95
 
 def iqm(values: Sequence[float]) -> float:
     """Interquartile mean: scipy's 25%-trimmed mean (rliable's definition)."""
+    from scipy.stats import trim_mean  # imported here: scipy.stats costs every stage a second at start-up
+
     return float(trim_mean(np.asarray(values, dtype=np.float64), proportiontocut=0.25))
 
 
@@ -31,6 +32,8 @@ def bootstrap_interval(values: Sequence[float], seed: int = 0, samples: int = BO
     x = np.asarray(values, dtype=np.float64)
     if x.size == 1:
         return float(x[0]), float(x[0])
+    from scipy.stats import trim_mean
+
     idx = np.random.default_rng(seed).integers(0, x.size, size=(samples, x.size))
     stats = trim_mean(x[idx], proportiontocut=0.25, axis=1)
     alpha = (1.0 - confidence) / 2.0

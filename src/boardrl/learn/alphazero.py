@@ -40,7 +40,7 @@ from boardrl.agents.puct import NetworkEvaluator, SearchSettings, sample_moves, 
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
-from boardrl.learn.device import pick_device
+from boardrl.learn.device import pick_device, torch_threads
 from boardrl.learn.nn import PRESETS, build_network, network_preset, parse_network_config
 
 
@@ -71,7 +71,8 @@ class AlphaZeroParams(LearnerParams):
     gating_games: int = Field(0, ge=0, description="arena games per learning phase (0: no gating)")
     gating_threshold: float = Field(0.55, ge=0.0, le=1.0)
     device: Literal["auto", "cpu", "cuda"] = Field("auto")
-    threads: int = Field(1, ge=1, description="torch CPU threads (1: small nets run best single-threaded here)")
+    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: every core (learn/device.py "
+                                "torch_threads)")
     checkpoint_every: int = Field(1_000, ge=1, description="games between checkpoints")
 
     @field_validator("network")
@@ -155,7 +156,7 @@ class AlphaZeroLearner(Learner):
     def setup(self, game: Game, params: AlphaZeroParams, seed: int, opponent: Agent | None) -> None:
         p = self.p = params
         self.game, self.seed = game, int(seed)
-        torch.set_num_threads(p.threads)
+        torch_threads(p.threads)
         self.device = pick_device(p.device)
         torch.manual_seed(seed)
         self.config = self._config(p.network, game)
