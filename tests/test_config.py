@@ -481,19 +481,32 @@ def test_sigterm_during_a_stage_unwinds_and_prints_one_line(tmp_path):
     assert marker.read_text() == f"{TTT} tictactoe"
 
 
-def test_a_stage_checks_the_learner_params_of_its_own_experiment_only(raw):
-    """A per-experiment stage skips other learners' params (importing them all imports torch); `make repro`'s
-    whole-file check still catches them, and the stage's own experiment is checked in full."""
+def test_a_stage_checks_its_own_experiment_only(raw):
+    """A per-experiment stage skips other experiments (importing every learner imports torch, and checking 55
+    ladders costs a second a stage); `make repro`'s whole-file check still catches them, and the stage's own
+    experiment is checked in full."""
     bad = with_experiment(raw, "y", params={"alpha": -1.0})
     assert error_of(bad).key.startswith("experiments.y.params")
-    parse_params(bad, learners_of=next(iter(raw["experiments"])))
+    parse_params(bad, only_experiment=next(iter(raw["experiments"])))
     with pytest.raises(ConfigError) as info:
-        parse_params(bad, learners_of="y")
+        parse_params(bad, only_experiment="y")
     assert info.value.key.startswith("experiments.y.params")
+
+
+def test_a_stage_checks_its_own_ladder_and_its_games_opponent_tables(raw):
+    bad = with_experiment(raw, "y", ladder=[{"agent": "no_such_agent"}])
+    with pytest.raises(ConfigError) as info:
+        parse_params(bad, only_experiment="y")
+    assert info.value.key == "experiments.y.ladder[0]"
+    bad = with_experiment(raw, "y")  # a tic-tac-toe experiment
+    bad["train"]["opponents"]["tictactoe"] = ["no_such_agent"]
+    with pytest.raises(ConfigError) as info:
+        parse_params(bad, only_experiment="y")
+    assert info.value.key == "train.opponents.tictactoe[0]"
 
 
 def test_a_tabular_stage_validates_params_without_importing_torch():
     code = ("import sys; from boardrl.config import load_params; "
-            "load_params('params.yaml', learners_of='tictactoe_tabular_q'); print('torch' in sys.modules)")
+            "load_params('params.yaml', only_experiment='tictactoe_tabular_q'); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -497,30 +497,36 @@ def _check_learner(p: Params, exp_id: str) -> None:
                           "in the same stage")
 
 
-def _check_experiment(p: Params, exp_id: str, learner: bool = True) -> None:
+def _check_experiment(p: Params, exp_id: str, deep: bool = True) -> None:
+    """The experiment's id, game and tables; with ``deep`` also its learner params, opponents and ladder."""
     e = p.experiments[exp_id]
     key = f"experiments.{exp_id}"
     if not EXPERIMENT_ID.match(exp_id):
         raise ConfigError(key, "an experiment id is 1-64 characters: lower-case letters, digits, '_' and '-', "
                                "starting with a letter or digit (it names stages, files and MLflow runs)")
     _check_game(e.game, f"{key}.game")
-    if learner:
-        _check_learner(p, exp_id)
     for section, where in (("train", f"train.opponents.{e.game}"), ("evaluate", f"evaluate.per_game.{e.game}")):
         table = p.train.opponents if section == "train" else p.evaluate.per_game
         if e.game not in table:
             raise ConfigError(where, f"missing: experiment {exp_id} plays {e.game} and needs it")
+    if not deep:
+        return
+    _check_learner(p, exp_id)
     if e.opponents is not None:
         _check_opponents(e.game, e.opponents, f"{key}.opponents", p.experiments, models_allowed=False)
     if e.ladder is not None:
         _check_opponents(e.game, e.ladder, f"{key}.ladder", p.experiments, models_allowed=True)
 
 
-def _check_per_game(p: Params) -> None:
+def _check_per_game(p: Params, only_game: str | None = None) -> None:
     for game, opponents in p.train.opponents.items():
+        if only_game not in (None, game):
+            continue
         _check_game(game, f"train.opponents.{game}")
         _check_opponents(game, opponents, f"train.opponents.{game}", p.experiments, models_allowed=False)
     for game, block in p.evaluate.per_game.items():
+        if only_game not in (None, game):
+            continue
         key = f"evaluate.per_game.{game}"
         _check_game(game, key)
         _check_opponents(game, block.opponents, f"{key}.opponents", p.experiments, models_allowed=True)
@@ -559,34 +565,40 @@ def _check_tournament(p: Params, tid: str) -> None:
                      models_allowed=False)
 
 
-def _cross_check(p: Params, learners_of: str | None = None) -> None:
-    """Every cross-section rule; ``learners_of``: validate learner params of that experiment only.
+def _cross_check(p: Params, only_experiment: str | None = None) -> None:
+    """Every cross-section rule, or with ``only_experiment`` the rules of what that experiment's stages read.
 
-    Why the scope: a learner's params model lives in its module, and importing every learner imports torch
-    (1.5 s), which a per-experiment stage of a tabular learner never needs; `make repro` validates the whole
-    file (every learner) once before DVC starts its ~110 stages.
+    Why the scope: a per-experiment stage (train, evaluate; ~110 of them in `make repro`) pays for every check
+    at start-up.  Checking all 55 experiments' learners, ladders and the sweeps and tournaments cost each stage
+    about a second, and importing every learner's params model imports torch (1.5 s more), which a tabular
+    stage never needs.  `make repro` validates the whole file once before DVC starts; each stage then checks
+    its own experiment in full, its game's opponent tables, and of the other experiments the cheap rules (id,
+    game, tables): a typo anywhere in the file still stops every stage.
     """
     for exp_id in p.experiments:
-        _check_experiment(p, exp_id, learner=learners_of is None or exp_id == learners_of)
-    _check_per_game(p)
-    for sweep_id in p.sweeps:
-        _check_sweep(p, sweep_id)
-    for tid in p.tournaments:
-        _check_tournament(p, tid)
+        _check_experiment(p, exp_id, deep=only_experiment in (None, exp_id))
+    if only_experiment is None:
+        _check_per_game(p)
+        for sweep_id in p.sweeps:
+            _check_sweep(p, sweep_id)
+        for tid in p.tournaments:
+            _check_tournament(p, tid)
+    elif only_experiment in p.experiments:  # an unknown id is the stage's own one-line error
+        _check_per_game(p, p.experiments[only_experiment].game)
 
 
 # ---------------------------------------------------------------------------------------------- loading
-def parse_params(data: Any, learners_of: str | None = None) -> Params:
+def parse_params(data: Any, only_experiment: str | None = None) -> Params:
     """Validate already-loaded YAML data; ``ConfigError`` with the key path of the first problem.
 
-    ``learners_of`` limits the learner-params check to one experiment (see ``_cross_check``)."""
+    ``only_experiment``: check only what that experiment's stages read (see ``_cross_check``)."""
     if not isinstance(data, dict):
         raise ConfigError("", f"the top level must be a mapping of sections, got {type(data).__name__}")
     try:
         params = Params.model_validate(data)
     except ValidationError as exc:
         raise _from_validation_error(exc, Params) from None
-    _cross_check(params, learners_of)
+    _cross_check(params, only_experiment)
     return params
 
 
@@ -606,19 +618,19 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError("", f"not valid YAML: {where}{problem}", file=p.name) from None
 
 
-def load_params(path: str | Path = PARAMS_FILE, learners_of: str | None = None) -> Params:
+def load_params(path: str | Path = PARAMS_FILE, only_experiment: str | None = None) -> Params:
     """Read and validate a params file; ``ConfigError`` (one line, with the key path) on any problem."""
     data = read_yaml(path)
     try:
-        return parse_params(data, learners_of)
+        return parse_params(data, only_experiment)
     except ConfigError as exc:
         raise ConfigError(exc.key, exc.problem, file=Path(path).name) from None
 
 
-def load_params_or_exit(path: str | Path = PARAMS_FILE, learners_of: str | None = None) -> Params:
+def load_params_or_exit(path: str | Path = PARAMS_FILE, only_experiment: str | None = None) -> Params:
     """``load_params`` for stage scripts: on a problem print ``error: ...`` (one line) and exit with status 2."""
     try:
-        return load_params(path, learners_of)
+        return load_params(path, only_experiment)
     except ConfigError as exc:
         fail(str(exc), EXIT_BAD_PARAMS)
 
@@ -639,7 +651,7 @@ def run_experiment_stage(params_path: str | Path, exp_id: str, run: Callable[[Pa
     the stage) becomes SystemExit, so context managers unwind: the MLflow run is closed as FAILED instead of
     being left RUNNING, and atomic writes leave the previous outputs.
     """
-    params = load_params_or_exit(params_path, learners_of=exp_id)
+    params = load_params_or_exit(params_path, only_experiment=exp_id)
     try:
         params.experiment(exp_id)
         runtime_processes()

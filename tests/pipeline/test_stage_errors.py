@@ -75,7 +75,8 @@ def set_exp_params(exp_id: str, **params):
         ("evaluate.py", set_exp(TTT, ladder=["random", "model:nope"]), f"experiments.{TTT}.ladder[1]",
          "no experiment 'nope'"),
         ("evaluate.py", set_exp(TTT, seeds=[1, 1]), f"experiments.{TTT}.seeds", "a seed is listed twice"),
-        # another experiment's mistake stops this one too: the whole file is checked before any work
+        # another experiment's mistake in its id, game or tables stops this one too (its learner and ladder are
+        # checked by its own stages and by `make repro` before any work)
         ("train.py", set_exp(DAB, game="chess"), f"experiments.{DAB}.game", "unknown game 'chess'"),
     ],
 )
