@@ -17,7 +17,7 @@ from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.learn import LearnError, make_learner
 from boardrl.learn.base import MANIFEST
-from boardrl.learn.dqn import DQNLearner, NStepFolder, seed001_targets, td_targets
+from boardrl.learn.dqn import DQNLearner, NStepFolder, seed001_targets, symmetric_images, td_targets
 
 TTT = make_game("tictactoe")
 NEG = float("-inf")
@@ -38,6 +38,28 @@ def targets(online_q, target_q, reward, legal, done, same, gamma=0.9, double=Tru
     n = len(reward)
     return td_targets(TableNet(online_q), TableNet(target_q), torch.tensor(reward), torch.arange(n)[:, None].float(),
                       torch.tensor(legal), torch.tensor(done), torch.tensor(same), gamma, double).tolist()
+
+
+# ---------------------------------------------------------------------------------------------- symmetry
+@pytest.mark.parametrize("game_id", ["tictactoe", "connect4", "dots_and_boxes_2x2"])
+def test_symmetric_images_are_transitions_of_the_game(game_id):
+    """g s played with g a gives g s', and the legal moves of g s' are g's image of those of s' (every g drawn)."""
+    game, rng = make_game(game_id), np.random.default_rng(3)
+    rows, actions, next_rows = [], [], []
+    for _ in range(60):
+        s = game.initial_state()
+        for _ in range(int(rng.integers(0, 5))):
+            s = game.play(s, int(rng.choice(np.flatnonzero(game.legal_moves(s)))))
+        a = int(rng.choice(np.flatnonzero(game.legal_moves(s))))
+        rows.append(s), actions.append(a), next_rows.append(game.play(s, a))
+    rows, next_rows = np.asarray(rows, np.int64), np.asarray(next_rows, np.int64)
+    legal = game.legal_mask_batch(next_rows)
+    img, next_img, img_action, img_legal = symmetric_images(game, rows, next_rows, np.asarray(actions), legal, rng)
+    assert len({tuple(r) for r in img} - {tuple(r) for r in rows}) > 0  # not only the identity was drawn
+    state = game.state_type._make
+    for s, a, s2, lg in zip(img, img_action, next_img, img_legal):
+        assert game.play(state(int(v) for v in s), int(a)) == state(int(v) for v in s2)
+        np.testing.assert_array_equal(lg, game.legal_moves(state(int(v) for v in s2)))
 
 
 # ---------------------------------------------------------------------------------------------- TD targets
@@ -203,13 +225,15 @@ def run(ckpt, kill_at=None, params=PARAMS, points=(0, 200, 400, 600)):
     return learner, agent
 
 
-def test_killed_run_resumes_bit_identical(tmp_path):
-    ref, _ = run(tmp_path / "ref")
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_killed_run_resumes_bit_identical(tmp_path, symmetry):
+    params = {**PARAMS, "symmetry": symmetry}
+    ref, _ = run(tmp_path / "ref", params=params)
     ck = tmp_path / "ck"
     with pytest.raises(Kill):
-        run(ck, kill_at=400)  # dies at the eval at 400: the last checkpoint is at 300
+        run(ck, kill_at=400, params=params)  # dies at the eval at 400: the last checkpoint is at 300
     assert json.loads((ck / MANIFEST).read_text())["done"] == 300
-    resumed, _ = run(ck)
+    resumed, _ = run(ck, params=params)
     for name in ("online", "target"):
         for key, value in getattr(ref, name).state_dict().items():
             assert torch.equal(value, getattr(resumed, name).state_dict()[key]), (name, key)

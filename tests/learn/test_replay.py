@@ -90,3 +90,18 @@ def test_bad_input_is_refused():
     buf.add_batch(**transitions(0, 3))
     with pytest.raises(BoardRLError, match="does not fit"):
         ReplayBuffer(8, SHAPE, A).load_state_dict(buf.state_dict())
+
+
+def test_int64_state_rows_are_stored_exactly_and_their_dtype_is_checked_on_load():
+    """DQN keeps state rows (Connect 4 bitboards need all 64 bits; float32 would round them)."""
+    buf = ReplayBuffer(4, (3,), A, obs_dtype=np.int64)
+    rows = np.array([[2**49 + 1, 7, 8], [3, 2**40 - 1, 1]], dtype=np.int64)
+    buf.add_batch(obs=rows, action=np.array([0, 1]), reward=np.zeros(2, np.float32), next_obs=rows[::-1],
+                  next_legal=np.ones((2, A), bool), done=np.zeros(2, bool), same_mover=np.zeros(2, bool))
+    b = buf.sample(8, np.random.default_rng(0))
+    assert b.obs.dtype == np.int64 and {tuple(r) for r in b.obs} <= {tuple(r) for r in rows}
+    restored = ReplayBuffer(4, (3,), A, obs_dtype=np.int64)
+    restored.load_state_dict(buf.state_dict())
+    np.testing.assert_array_equal(restored.arrays["obs"], buf.arrays["obs"])
+    with pytest.raises(BoardRLError, match="obs_dtype"):
+        ReplayBuffer(4, (3,), A).load_state_dict(buf.state_dict())

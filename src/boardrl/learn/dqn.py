@@ -38,7 +38,9 @@ left (the other rows wait, in flight, and are saved in the checkpoint).
 **Learning.**  After ``learning_starts`` env steps, ``gradient_steps`` minibatches per ``train_every`` env
 steps (a fractional credit carried across vector steps), Adam, huber or MSE loss, gradient clipping by norm
 and/or value, target network copied every ``target_every`` gradient steps (``tau`` 1) or moved by Polyak
-averaging (``tau`` < 1) at that period.
+averaging (``tau`` < 1) at that period.  The replay keeps state rows, encoded to planes when sampled;
+``symmetry`` maps each sampled transition by a uniformly drawn symmetry of the board first (``symmetric_images``),
+so a line learned in one orientation is learned in all (tic-tac-toe: 8, Connect 4: 2).
 
 Defaults: seed 002's DQPlayer where it has a value (Double DQN, Adam 1e-3, replay 100,000, gamma 0.99; its
 dueling net is ``network: seed002``); batch, update ratio, target period and the schedule are ours, chosen for
@@ -108,6 +110,8 @@ class DQNParams(LearnerParams):
     reward: Literal["result", "margin", "boxes"] = Field(
         "result", description="the mover's result (+1/0/-1) or final score margin at the end; boxes: each "
         "transition pays the change of the mover's score margin (Q = margin to go, the tables' margin reward)")
+    symmetry: bool = Field(False, description="train on a uniformly drawn symmetry image of every sampled "
+                           "transition (game.symmetries_batch: s, a and s' mapped alike); seeds: no")
     parallel_envs: int = Field(64, ge=1, description="games played side by side on the batched engine")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (auto: CUDA when present)")
     threads: int | None = Field(None, ge=1, description="torch CPU threads; null: every core (learn/device.py "
@@ -174,6 +178,19 @@ def seed001_targets(q_sa: Tensor, target: nn.Module, reward: Tensor, next_obs: T
     return q_sa + torch.tanh(reward) + torch.where(bootstrap, gamma_n * sign * value, torch.zeros_like(q_sa))
 
 
+def symmetric_images(game: Game, rows: np.ndarray, next_rows: np.ndarray, action: np.ndarray,
+                     next_legal: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Each transition (s, a, s', legal(s')) mapped by one uniformly drawn symmetry g of the game: (g s, g a, g s',
+    g legal(s')).  Rewards, signs and ends do not change under a symmetry, so the TD target stays valid."""
+    images, maps = game.symmetries_batch(rows)
+    next_images, _ = game.symmetries_batch(next_rows)
+    k = rng.integers(0, len(maps), size=len(rows))
+    i = np.arange(len(rows))
+    legal = np.zeros_like(next_legal)
+    np.put_along_axis(legal, maps[k], next_legal, axis=1)  # legal[i, g(a)] = next_legal[i, a]
+    return images[k, i], next_images[k, i], maps[k, action], legal
+
+
 # ---------------------------------------------------------------------------------------------- n-step returns
 class NStepFolder:
     """Per game row, the last decisions not yet turned into replay transitions (right-aligned, newest last).
@@ -182,9 +199,10 @@ class NStepFolder:
     the oldest of a row holding n (bootstrapping from the new s'), or every pending one when the game ended.
     """
 
-    def __init__(self, rows: int, n: int, obs_shape: tuple[int, ...], gamma: float) -> None:
+    def __init__(self, rows: int, n: int, obs_shape: tuple[int, ...], gamma: float,
+                 obs_dtype: type = np.float32) -> None:
         self.n, self.gamma = int(n), float(gamma)
-        self.obs = np.zeros((rows, n, *obs_shape), dtype=np.float32)
+        self.obs = np.zeros((rows, n, *obs_shape), dtype=obs_dtype)
         self.action = np.zeros((rows, n), dtype=np.int64)
         self.reward = np.zeros((rows, n), dtype=np.float32)
         self.sign = np.ones((rows, n), dtype=np.float32)
@@ -282,14 +300,15 @@ class DQNLearner(Learner):
         self.online = build_network(self.config, game.encoding_shape, game.num_actions).to(self.device)
         self.target = copy.deepcopy(self.online).eval()
         self.opt = torch.optim.Adam(self.online.parameters(), lr=p.lr)
-        self.buffer = ReplayBuffer(p.buffer_size, game.encoding_shape, game.num_actions)
-        self.folder = NStepFolder(p.parallel_envs, p.n_step, game.encoding_shape, p.gamma)
+        width = len(game.initial_state())  # replay and folder keep state rows, encoded when sampled
+        self.buffer = ReplayBuffer(p.buffer_size, (width,), game.num_actions, obs_dtype=np.int64)
+        self.folder = NStepFolder(p.parallel_envs, p.n_step, (width,), p.gamma, obs_dtype=np.int64)
         self.rng = np.random.default_rng(seed)
         self.starts = uci_start_rows(p.uci_path) if p.starts == "uci" else None
         n = p.parallel_envs
         self.env = game.batched(n, auto_reset=False)
         self.learner_player = np.full(n, -1, dtype=np.int64)  # per row; -1 = self-play (both)
-        self.pend_obs = np.zeros((n, *game.encoding_shape), dtype=np.float32)
+        self.pend_row = np.zeros((n, width), dtype=np.int64)
         self.pend_action = np.zeros(n, dtype=np.int64)
         self.pend_mover = np.zeros(n, dtype=np.int64)
         self.pend_valid = np.zeros(n, dtype=np.bool_)
@@ -347,18 +366,17 @@ class DQNLearner(Learner):
                        counts: dict) -> np.ndarray:
         """Complete the rows' pending transitions into these states, then choose epsilon-greedily."""
         legal = self.game.legal_mask_batch(states)
-        obs = self.game.encode_batch(states)
         pend = self.pend_valid[rows]
         r = rows[pend]
         margin = self._margin(states, mover)
         gained = self._margin(states[pend], self.pend_mover[r]) - self.pend_margin[r]
-        self._store(self.folder.push(r, self.pend_obs[r], self.pend_action[r], gained,
-                                     mover[pend] == self.pend_mover[r], obs[pend], legal[pend],
+        self._store(self.folder.push(r, self.pend_row[r], self.pend_action[r], gained,
+                                     mover[pend] == self.pend_mover[r], states[pend], legal[pend],
                                      np.zeros(r.size, np.bool_)))
-        greedy = self._greedy(obs, legal, sums, counts)
+        greedy = self._greedy(self.game.encode_batch(states), legal, sums, counts)
         explore = self.rng.random(rows.size) < self.p.exploration.epsilon(self.counters["env_steps"])
         actions = np.where(explore, random_legal_actions(legal, self.rng), greedy)
-        self.pend_obs[rows], self.pend_action[rows], self.pend_mover[rows] = obs, actions, mover
+        self.pend_row[rows], self.pend_action[rows], self.pend_mover[rows] = states, actions, mover
         self.pend_margin[rows] = margin
         self.pend_valid[rows] = True
         return actions
@@ -406,14 +424,13 @@ class DQNLearner(Learner):
             returns = np.zeros_like(returns)
             returns[ended, 0], returns[ended, 1] = m, -m
         r = ended[self.pend_valid[ended]]
-        shape = (r.size, *self.game.encoding_shape)
         if self.p.reward == "boxes":
             final = self._margin(self.env.states[r], self.pend_mover[r]) - self.pend_margin[r]
         else:
             final = returns[r, self.pend_mover[r]].astype(np.float32)
-        self._store(self.folder.push(
-            r, self.pend_obs[r], self.pend_action[r], final,
-            np.ones(r.size, np.bool_), np.zeros(shape, np.float32),
+        self._store(self.folder.push(  # s' = the final position: never bootstrapped from (done, nothing legal)
+            r, self.pend_row[r], self.pend_action[r], final,
+            np.ones(r.size, np.bool_), self.env.states[r].copy(),
             np.zeros((r.size, self.game.num_actions), np.bool_), np.ones(r.size, np.bool_)))
         self.counters["games_done"] += int(ended.size)
         self._restart(ended)
@@ -436,8 +453,8 @@ class DQNLearner(Learner):
 
     def _gradient_step(self) -> Tensor:
         """One minibatch: TD targets, loss, Adam step, clipping, target update; returns the detached loss."""
-        p, dev = self.p, self.device
-        b = {k: torch.from_numpy(v).to(dev) for k, v in self.buffer.sample(p.batch_size, self.rng)._asdict().items()}
+        p = self.p
+        b = self._minibatch()
         self.online.eval()
         with torch.no_grad():
             if p.target == "seed001":
@@ -461,6 +478,19 @@ class DQNLearner(Learner):
         if self.counters["grad_steps"] % p.target_every == 0:
             self._update_target()
         return loss.detach()
+
+    def _minibatch(self) -> dict[str, Tensor]:
+        """A sampled minibatch on the device: state rows (each mapped by a random symmetry with ``symmetry``),
+        encoded to planes here, so the replay holds compact rows and every image of a position is trained."""
+        b = self.buffer.sample(self.p.batch_size, self.rng)
+        rows, next_rows, action, next_legal = b.obs, b.next_obs, b.action, b.next_legal
+        if self.p.symmetry:
+            rows, next_rows, action, next_legal = symmetric_images(self.game, rows, next_rows, action, next_legal,
+                                                                   self.rng)
+        arrays = {"obs": self.game.encode_batch(rows), "action": action, "reward": b.reward,
+                  "next_obs": self.game.encode_batch(next_rows), "next_legal": next_legal, "done": b.done,
+                  "same_mover": b.same_mover}
+        return {k: torch.from_numpy(np.ascontiguousarray(v)).to(self.device) for k, v in arrays.items()}
 
     def _update_target(self) -> None:
         if self.p.tau >= 1.0:
@@ -487,7 +517,7 @@ class DQNLearner(Learner):
         return {"online": self.online.state_dict(), "target": self.target.state_dict(),
                 "opt": self.opt.state_dict(), "replay": self.buffer.state_dict(), "rng": rng_state_json(self.rng),
                 "env": self.env.states.copy(), "learner_player": self.learner_player.copy(),
-                "pend_obs": self.pend_obs.copy(), "pend_action": self.pend_action.copy(),
+                "pend_row": self.pend_row.copy(), "pend_action": self.pend_action.copy(),
                 "pend_mover": self.pend_mover.copy(), "pend_valid": self.pend_valid.copy(),
                 "pend_margin": self.pend_margin.copy(),
                 "folder": self.folder.state_dict(), "counters": dict(self.counters), "credit": float(self.credit)}
@@ -499,7 +529,7 @@ class DQNLearner(Learner):
         self.buffer.load_state_dict(state["replay"])
         self.rng = rng_from_json(state["rng"])
         self.env.states[:] = np.asarray(state["env"])
-        for name in ("learner_player", "pend_obs", "pend_action", "pend_mover", "pend_valid", "pend_margin"):
+        for name in ("learner_player", "pend_row", "pend_action", "pend_mover", "pend_valid", "pend_margin"):
             getattr(self, name)[...] = np.asarray(state[name])
         self.folder.load_state_dict(state["folder"])
         self.counters = {k: int(v) for k, v in state["counters"].items()}
