@@ -334,11 +334,12 @@ def bench_alphazero(repeats: int) -> dict[str, float]:
     from boardrl.agents.puct import NetworkEvaluator, SearchSettings, sample_moves, search, step_rows, visit_policy
     from boardrl.config import load_params
     from boardrl.games import make_game
+    from boardrl.learn.device import torch_threads
     from boardrl.learn.nn import build_network, network_preset
 
     p = load_params(HERE.parent / "params.yaml").learner_params("connect4_alphazero")
     game = make_game("connect4")
-    torch.set_num_threads(p.threads)
+    torch_threads(p.threads)  # null in params: every core, as the learner
     torch.manual_seed(0)
     net = build_network(network_preset(p.network, game.encoding_shape), game.encoding_shape, game.num_actions)
     settings = SearchSettings(simulations=p.simulations, c_puct=p.c_puct, leaves_per_wave=p.leaves_per_wave)

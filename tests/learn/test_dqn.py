@@ -225,9 +225,13 @@ def run(ckpt, kill_at=None, params=PARAMS, points=(0, 200, 400, 600)):
     return learner, agent
 
 
-@pytest.mark.parametrize("symmetry", [False, True])
-def test_killed_run_resumes_bit_identical(tmp_path, symmetry):
-    params = {**PARAMS, "symmetry": symmetry}
+CONV_NET = {"body": "conv", "channels": [4], "head": "dueling"}  # channels-last weights, Adam state alike
+
+
+@pytest.mark.parametrize("symmetry,network", [(False, None), (True, None), (False, CONV_NET)],
+                         ids=["plain", "symmetry", "conv"])
+def test_killed_run_resumes_bit_identical(tmp_path, symmetry, network):
+    params = {**PARAMS, "symmetry": symmetry, **({"network": network} if network else {})}
     ref, _ = run(tmp_path / "ref", params=params)
     ck = tmp_path / "ck"
     with pytest.raises(Kill):

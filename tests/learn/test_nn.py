@@ -74,6 +74,30 @@ def test_one_optimizer_step_changes_every_parameter(config):
     assert all(changed)
 
 
+@pytest.mark.parametrize("body", [b for b in BODIES if b["body"] != "mlp"], ids=lambda b: f"{b['body']}{len(b)}")
+def test_convolution_weights_are_channels_last_and_compute_the_same_function(body):
+    torch.manual_seed(0)
+    net = build_network({**body, "head": "policy_value"}, (3, 6, 7), 7)
+    kernels = [p for p in net.parameters() if p.dim() == 4]
+    assert kernels and all(p.is_contiguous(memory_format=torch.channels_last) for p in kernels)
+    net.eval()
+    plain = build_network({**body, "head": "policy_value"}, (3, 6, 7), 7)
+    plain.load_state_dict({k: v.contiguous() for k, v in net.state_dict().items()})
+    plain.eval()
+    for p in plain.parameters():  # load_state_dict copies values into the channels-last parameters: undo it
+        p.data = p.data.contiguous()
+    assert not all(p.is_contiguous(memory_format=torch.channels_last) for p in plain.parameters() if p.dim() == 4)
+    x = torch.randn(9, 3, 6, 7)
+    with torch.no_grad():
+        (logits, value), (plain_logits, plain_value) = net(x), plain(x)
+    assert torch.allclose(logits, plain_logits, atol=1e-5) and torch.allclose(value, plain_value, atol=1e-5)
+
+
+def test_a_perceptron_keeps_its_plain_layout():
+    net = build_network(MLPConfig(hidden=[8], head="q"), (2, 3, 3), 9)
+    assert all(p.is_contiguous() for p in net.parameters())
+
+
 def test_config_round_trips_and_refuses_bad_input():
     configs = (MLPConfig(), ConvConfig(head="dueling"), ResidualConfig(head="policy_value"), default_network_config())
     for config in configs:

@@ -32,13 +32,14 @@ from boardrl.evaluate.stats import SEATS
 from boardrl.experiments.paths import ExperimentPaths
 from boardrl.games import make_game
 from boardrl.learn import load_agent
-from boardrl.solvers.base import make_referee
+from boardrl.solvers.base import RememberingReferee, make_referee
 from boardrl.tracking.curve import sub_seed
 from boardrl.tracking.figures import ladder_figure
 from boardrl.tracking.mlflow_runs import log_metrics, metric_key, stage_run
 from boardrl.tracking.provenance import collect, params_hash
 
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
+VERDICT_CACHE = Path("cache") / "referee"  # the referees' verdicts on the evaluation positions (a cache, git-ignored)
 OUTCOMES = ("win", "draw", "loss")
 
 
@@ -58,36 +59,51 @@ def ladder(params: Params, exp_id: str, game, agent, processes: int = 1) -> dict
     return out
 
 
-def optimal_moves(params: Params, game, agent) -> dict[str, Any] | None:
+def optimal_moves(params: Params, game, agent, root: Path = Path(".")) -> dict[str, Any] | None:
     """Optimal-move rate on a seeded set of random-play positions; None without a referee or positions."""
 
     n = params.evaluate.optimal_positions
-    if n == 0:
-        return None
-    try:
-        referee = make_referee(game)
-    except BoardRLError:
-        return None  # no referee for this game: the rate is null in the results
+    referee = _referee(game.game_id, Path(root).resolve()) if n else None
+    if referee is None:
+        return None  # no positions asked for, or no referee for this game: the rate is null in the results
     plies = params.evaluate.per_game[game.game_id].optimal_plies
-    positions = position_set(game, n, seed=sub_seed(params.evaluate.seed, 3), plies=plies)
+    positions = _positions(game.game_id, n, sub_seed(params.evaluate.seed, 3), plies)
     rate = optimal_move_rate(agent, referee, positions, np.random.default_rng(sub_seed(params.evaluate.seed, 4)))
+    referee.save()
     print(f"evaluate: optimal-move rate {rate.rate:.4f} on {rate.n} positions", file=sys.stderr, flush=True)
     return rate.to_dict()
 
 
 @cache
-def _phase_judging(game_id: str, total: int, seed: int):
+def _referee(game_id: str, root: Path) -> RememberingReferee | None:
+    """The game's referee, one per process, remembering its verdicts in ``cache/referee/<game>.json`` (every
+    seed, the network alone and every experiment of the game are judged on the same positions); None where the
+    game has none."""
+    try:
+        return RememberingReferee(make_referee(make_game(game_id)), Path(root) / VERDICT_CACHE / f"{game_id}.json")
+    except BoardRLError:
+        return None
+
+
+@cache
+def _positions(game_id: str, n: int, seed: int, plies) -> list:
+    return position_set(make_game(game_id), n, seed=seed, plies=plies)
+
+
+@cache
+def _phase_judging(game_id: str, total: int, seed: int, root: Path):
     """The referee and the position sets of each phase, once per process (seeds and network-alone reuse them)."""
-    game = make_game(game_id)
-    return make_referee(game), phase_positions(game, total, seed)
+    return _referee(game_id, root), phase_positions(make_game(game_id), total, seed)
 
 
-def optimal_by_phase(params: Params, game, agent) -> dict[str, Any] | None:
+def optimal_by_phase(params: Params, game, agent, root: Path = Path(".")) -> dict[str, Any] | None:
     """Optimal-move rate per phase of the game (Connect 4: opening, middle, end); None where not defined."""
     if game.game_id not in PHASES or params.evaluate.optimal_positions < PHASE_SHARE:
         return None
-    referee, sets = _phase_judging(game.game_id, params.evaluate.optimal_positions, sub_seed(params.evaluate.seed, 5))
+    referee, sets = _phase_judging(game.game_id, params.evaluate.optimal_positions, sub_seed(params.evaluate.seed, 5),
+                                   Path(root).resolve())
     out = rates_by_phase(agent, referee, sets, sub_seed(params.evaluate.seed, 6))
+    referee.save()
     print("evaluate: optimal-move rate by phase " + ", ".join(
         f"{k} {v['rate']:.4f}" if v["rate"] is not None else f"{k} not judged" for k, v in out.items()),
           file=sys.stderr, flush=True)
@@ -134,10 +150,10 @@ def value_accuracy(params: Params, exp_id: str, root: Path, game, agent) -> dict
 def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1) -> dict[str, Any]:
     """Everything measured about one trained agent (one seed); ``value_accuracy`` only where it was measured."""
     results: dict[str, Any] = {"opponents": ladder(params, exp_id, game, agent, processes)}
-    detail = optimal_moves(params, game, agent)
+    detail = optimal_moves(params, game, agent, root)
     results["optimal_move_rate"] = None if detail is None else detail["rate"]
     results["optimal_move"] = detail
-    by_phase = optimal_by_phase(params, game, agent)
+    by_phase = optimal_by_phase(params, game, agent, root)
     if by_phase is not None:
         results["optimal_move_by_phase"] = by_phase
     results["uci"] = uci(params, exp_id, root, game, agent, processes)
@@ -145,11 +161,12 @@ def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, process
     if values is not None:
         results["value_accuracy"] = values
     if hasattr(agent, "network_agent"):  # a searching agent (AlphaZero): its network alone, without search
-        alone = optimal_moves(params, game, agent.network_agent())
+        alone = optimal_moves(params, game, agent.network_agent(), root)
         results["network_alone"] = {"optimal_move_rate": None if alone is None else alone["rate"],
                                     "optimal_move": alone}
         if by_phase is not None:
-            results["network_alone"]["optimal_move_by_phase"] = optimal_by_phase(params, game, agent.network_agent())
+            results["network_alone"]["optimal_move_by_phase"] = optimal_by_phase(params, game, agent.network_agent(),
+                                                                                 root)
     return results
 
 

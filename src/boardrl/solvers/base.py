@@ -8,8 +8,12 @@ is optimal when it keeps the best achievable margin.
 
 from __future__ import annotations
 
+import hashlib
+import inspect
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from boardrl.games.base import Game
@@ -70,3 +74,60 @@ def make_referee(game: Game) -> Referee:
 
         return DotsAndBoxesReferee(game)  # raises BoardRLError itself for boards it cannot solve
     raise BoardRLError(f"no referee for {gid}; referees exist for tictactoe, connect4, dots_and_boxes up to 3x3")
+
+
+class RememberingReferee(Referee):
+    """Another referee's verdicts, each position judged once, optionally kept in a file between processes.
+
+    Why: evaluations judge the same seeded position sets again and again (every seed's agent, a search agent's
+    network alone, every experiment of the game), and one Connect 4 verdict costs up to a second of search.
+    The file is a cache, not a result: verdicts are exact, and the file is read only when it was written by the
+    same referee code (``code``: a fingerprint of the solver's and the game's source), otherwise ignored.
+    """
+
+    def __init__(self, referee: Referee, store: str | Path | None = None) -> None:
+        super().__init__(referee.game)
+        self.referee = referee
+        self.verdicts: dict[tuple, Verdict] = {}
+        self.store = Path(store) if store is not None else None
+        self.code = _source_fingerprint(type(referee), type(referee.game))
+        self.added = 0
+        if self.store is not None:
+            self.verdicts.update(self._read())
+
+    def solve(self, state: Any) -> Verdict:
+        key = tuple(state)
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            verdict = self.verdicts[key] = self.referee.solve(state)
+            self.added += 1
+        return verdict
+
+    def save(self) -> None:
+        """Write every verdict known to ``store`` (atomically) when this process added any."""
+        if self.store is None or not self.added:
+            return
+        from boardrl.atomic_io import atomic_write_json
+
+        rows = [[list(k), v.value, list(v.optimal_moves), v.margin, v.score] for k, v in self.verdicts.items()]
+        atomic_write_json(self.store, {"game": self.game.game_id, "code": self.code, "verdicts": rows})
+        self.added = 0
+
+    def _read(self) -> dict[tuple, Verdict]:
+        try:
+            data = json.loads(self.store.read_text(encoding="utf-8"))
+            if data.get("game") != self.game.game_id or data.get("code") != self.code:
+                return {}
+            return {tuple(k): Verdict(value, tuple(moves), margin, score)
+                    for k, value, moves, margin, score in data["verdicts"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            return {}  # missing, unreadable or from another version: judge afresh
+
+
+def _source_fingerprint(*classes: type) -> str:
+    """sha256 over the source files defining ``classes`` (with the referee interface's own)."""
+    digest = hashlib.sha256()
+    for path in sorted({inspect.getsourcefile(c) for c in (*classes, Referee)}):
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from torch import Tensor, nn
 
 from boardrl.errors import BoardRLError
@@ -27,6 +28,12 @@ class BoardNet(nn.Module):
         self.num_actions = num_actions
         self.body, features = make_body(config, self.encoding_shape)
         self.head = make_head(config.head, features, num_actions, config.head_hidden, config.value_activation)
+        # Convolution weights in channels-last order: oneDNN's CPU convolutions (and cuDNN's) run faster on it.
+        # Measured on this 2-core machine (Connect 4, batch 256): 1.4x the inference rate of the AlphaZero tower,
+        # 1.2-1.3x for a training step; the values are the same function (only the summation order differs).
+        # Linear layers are untouched, so an MLP is bit-for-bit what it was.
+        if any(p.dim() == 4 for p in self.parameters()):
+            self.to(memory_format=torch.channels_last)
 
     def forward(self, x: Tensor) -> Tensor | tuple[Tensor, Tensor]:
         """(N, num_actions) for q/dueling heads; (logits (N, num_actions), value (N,)) for policy_value."""
