@@ -22,6 +22,7 @@ import numpy as np
 
 from boardrl.agents import make_agent
 from boardrl.atomic_io import atomic_write_json
+from boardrl.cache import cache_dir
 from boardrl.config import Params, evaluate_slice, runtime_processes
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.match import play_match
@@ -39,7 +40,6 @@ from boardrl.tracking.mlflow_runs import log_metrics, metric_key, stage_run
 from boardrl.tracking.provenance import collect, params_hash
 
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
-VERDICT_CACHE = Path("cache") / "referee"  # the referees' verdicts on the evaluation positions (a cache, git-ignored)
 OUTCOMES = ("win", "draw", "loss")
 
 
@@ -59,11 +59,12 @@ def ladder(params: Params, exp_id: str, game, agent, processes: int = 1) -> dict
     return out
 
 
-def optimal_moves(params: Params, game, agent, root: Path = Path(".")) -> dict[str, Any] | None:
-    """Optimal-move rate on a seeded set of random-play positions; None without a referee or positions."""
+def optimal_moves(params: Params, game, agent, root: Path | None = None) -> dict[str, Any] | None:
+    """Optimal-move rate on a seeded set of random-play positions; None without a referee or positions.
+    ``root``: the project whose cache keeps the referee's verdicts (None: boardrl.cache's default)."""
 
     n = params.evaluate.optimal_positions
-    referee = _referee(game.game_id, Path(root).resolve()) if n else None
+    referee = _referee(game.game_id, _verdict_dir(root)) if n else None
     if referee is None:
         return None  # no positions asked for, or no referee for this game: the rate is null in the results
     plies = params.evaluate.per_game[game.game_id].optimal_plies
@@ -74,13 +75,18 @@ def optimal_moves(params: Params, game, agent, root: Path = Path(".")) -> dict[s
     return rate.to_dict()
 
 
+def _verdict_dir(root: Path | None) -> Path:
+    """``<cache>/referee``: the referees' verdicts on the evaluation positions (rebuildable, git-ignored)."""
+    return (cache_dir(root) / "referee").resolve()
+
+
 @cache
-def _referee(game_id: str, root: Path) -> RememberingReferee | None:
-    """The game's referee, one per process, remembering its verdicts in ``cache/referee/<game>.json`` (every
+def _referee(game_id: str, verdicts: Path) -> RememberingReferee | None:
+    """The game's referee, one per process, remembering its verdicts in ``<verdicts>/<game>.json`` (every
     seed, the network alone and every experiment of the game are judged on the same positions); None where the
     game has none."""
     try:
-        return RememberingReferee(make_referee(make_game(game_id)), Path(root) / VERDICT_CACHE / f"{game_id}.json")
+        return RememberingReferee(make_referee(make_game(game_id)), verdicts / f"{game_id}.json")
     except BoardRLError:
         return None
 
@@ -91,17 +97,17 @@ def _positions(game_id: str, n: int, seed: int, plies) -> list:
 
 
 @cache
-def _phase_judging(game_id: str, total: int, seed: int, root: Path):
+def _phase_judging(game_id: str, total: int, seed: int, verdicts: Path):
     """The referee and the position sets of each phase, once per process (seeds and network-alone reuse them)."""
-    return _referee(game_id, root), phase_positions(make_game(game_id), total, seed)
+    return _referee(game_id, verdicts), phase_positions(make_game(game_id), total, seed)
 
 
-def optimal_by_phase(params: Params, game, agent, root: Path = Path(".")) -> dict[str, Any] | None:
+def optimal_by_phase(params: Params, game, agent, root: Path | None = None) -> dict[str, Any] | None:
     """Optimal-move rate per phase of the game (Connect 4: opening, middle, end); None where not defined."""
     if game.game_id not in PHASES or params.evaluate.optimal_positions < PHASE_SHARE:
         return None
     referee, sets = _phase_judging(game.game_id, params.evaluate.optimal_positions, sub_seed(params.evaluate.seed, 5),
-                                   Path(root).resolve())
+                                   _verdict_dir(root))
     out = rates_by_phase(agent, referee, sets, sub_seed(params.evaluate.seed, 6))
     referee.save()
     print("evaluate: optimal-move rate by phase " + ", ".join(

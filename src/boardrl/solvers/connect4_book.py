@@ -52,6 +52,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from boardrl.atomic_io import atomic_write_bytes, atomic_write_json, atomic_writer
+from boardrl.cache import cache_dir
 from boardrl.errors import BoardRLError
 
 WIDTH = 7
@@ -344,14 +345,8 @@ def solve_chunk(args: tuple[int, np.ndarray, np.ndarray, int]) -> tuple[int, np.
 
 
 def default_work_dir(out: Path) -> Path:
-    """``$BOARDRL_CACHE`` or ``<repo>/cache`` (a source checkout) or ``./cache``, then ``<book name>.work``."""
-    env = os.environ.get("BOARDRL_CACHE")
-    if env:
-        base = Path(env)
-    else:
-        repo = Path(__file__).resolve().parents[3]
-        base = repo / "cache" if (repo / "pyproject.toml").is_file() else Path.cwd() / "cache"
-    return base / f"{Path(out).stem}.work"
+    """``<cache>/<book name>.work``, the cache being ``$BOARDRL_CACHE`` or the checkout's ``cache/`` (boardrl.cache)."""
+    return cache_dir() / f"{Path(out).stem}.work"
 
 
 def _chunk_file(work: Path, index: int) -> Path:

@@ -16,7 +16,6 @@ bytes = 16 MiB for 3x3 boxes.  The table is cached on disk after the first build
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from boardrl import cache
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes, DotsAndBoxesState, Geometry
@@ -105,19 +105,8 @@ def build_table(rows: int, cols: int) -> np.ndarray:
     return table
 
 
-def default_cache_dir() -> Path:
-    """``$BOARDRL_CACHE``, else ``<repo>/cache`` for a source checkout, else ``./cache``."""
-    env = os.environ.get("BOARDRL_CACHE")
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[3]  # <repo>/src/boardrl/solvers/this file
-    if (repo / "pyproject.toml").is_file():
-        return repo / "cache"
-    return Path.cwd() / "cache"
-
-
 def table_path(rows: int, cols: int, cache_dir: str | Path | None = None) -> Path:
-    base = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    base = Path(cache_dir) if cache_dir is not None else cache.cache_dir()
     return base / f"dots_and_boxes_{rows}x{cols}_retrograde_v{TABLE_VERSION}.int8"
 
 
