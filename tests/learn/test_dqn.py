@@ -228,10 +228,10 @@ def run(ckpt, kill_at=None, params=PARAMS, points=(0, 200, 400, 600)):
 CONV_NET = {"body": "conv", "channels": [4], "head": "dueling"}  # channels-last weights, Adam state alike
 
 
-@pytest.mark.parametrize("symmetry,network", [(False, None), (True, None), (False, CONV_NET)],
-                         ids=["plain", "symmetry", "conv"])
-def test_killed_run_resumes_bit_identical(tmp_path, symmetry, network):
-    params = {**PARAMS, "symmetry": symmetry, **({"network": network} if network else {})}
+@pytest.mark.parametrize("extra", [{}, {"symmetry": True}, {"network": CONV_NET}, {"lr_end": 1e-5}],
+                         ids=["plain", "symmetry", "conv", "lr_schedule"])
+def test_killed_run_resumes_bit_identical(tmp_path, extra):
+    params = {**PARAMS, **extra}
     ref, _ = run(tmp_path / "ref", params=params)
     ck = tmp_path / "ck"
     with pytest.raises(Kill):
@@ -246,6 +246,18 @@ def test_killed_run_resumes_bit_identical(tmp_path, symmetry, network):
         assert np.array_equal(arr, resumed.buffer.arrays[key]), key
     assert resumed.evaluations == ref.evaluations
     assert not ck.exists()
+
+
+def test_learning_rate_falls_linearly_to_lr_end_over_the_budget():
+    constant = setup_learner("tictactoe", steps=1000, lr=1e-3)
+    assert [constant.learning_rate(n) for n in (0, 500, 5000)] == [1e-3, 1e-3, 1e-3]
+    falling = setup_learner("tictactoe", steps=1000, lr=1e-3, lr_end=1e-4, learning_starts=0, batch_size=4)
+    assert falling.learning_rate(0) == pytest.approx(1e-3)
+    assert falling.learning_rate(500) == pytest.approx(5.5e-4)
+    assert falling.learning_rate(1000) == falling.learning_rate(2000) == pytest.approx(1e-4)
+    falling.train_segment(0, 250)  # the optimizer runs at the rate of the step count it has reached
+    assert falling.opt.param_groups[0]["lr"] == pytest.approx(falling.learning_rate(falling.counters["env_steps"]),
+                                                              rel=0.01)
 
 
 def test_final_agent_saves_and_loads_with_the_same_values(tmp_path):

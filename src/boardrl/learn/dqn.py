@@ -36,9 +36,9 @@ learner's decisions; the last vector step of a segment lets only as many learner
 left (the other rows wait, in flight, and are saved in the checkpoint).
 
 **Learning.**  After ``learning_starts`` env steps, ``gradient_steps`` minibatches per ``train_every`` env
-steps (a fractional credit carried across vector steps), Adam, huber or MSE loss, gradient clipping by norm
-and/or value, target network copied every ``target_every`` gradient steps (``tau`` 1) or moved by Polyak
-averaging (``tau`` < 1) at that period.  The replay keeps state rows, encoded to planes when sampled;
+steps (a fractional credit carried across vector steps), Adam (``lr`` throughout, or falling linearly to
+``lr_end`` over the run), huber or MSE loss, gradient clipping by norm and/or value, target network copied
+every ``target_every`` gradient steps (``tau`` 1) or moved by Polyak averaging (``tau`` < 1) at that period.  The replay keeps state rows, encoded to planes when sampled;
 ``symmetry`` maps each sampled transition by a uniformly drawn symmetry of the board first (``symmetric_images``),
 so a line learned in one orientation is learned in all (tic-tac-toe: 8, Connect 4: 2).
 
@@ -81,6 +81,8 @@ class DQNParams(LearnerParams):
         "default", description=f"a preset ({', '.join(PRESETS)}; see learn/nn/presets.py) or a network config")
     gamma: float = Field(0.99, ge=0.0, le=1.0, description="discount per decision (seed 002: 0.99)")
     lr: float = Field(1e-3, gt=0.0, description="Adam learning rate (seed 002: 1e-3)")
+    lr_end: float | None = Field(None, gt=0.0, description="null: lr throughout; else the rate falls linearly "
+                                 "from lr to lr_end over `steps` env steps (a late policy settles instead of drifting)")
     batch_size: int = Field(128, ge=1, description="minibatch size")
     buffer_size: int = Field(100_000, ge=1, description="replay capacity in transitions (seed 002: 100,000)")
     learning_starts: int = Field(1_000, ge=0, description="env steps before the first gradient step")
@@ -467,6 +469,7 @@ class DQNLearner(Learner):
         self.online.train()
         q = self.online(b["obs"]).gather(1, b["action"].unsqueeze(1)).squeeze(1)
         loss = nn.functional.smooth_l1_loss(q, y) if p.loss == "huber" else nn.functional.mse_loss(q, y)
+        self._set_learning_rate()
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         if p.clip_grad_value is not None:
@@ -478,6 +481,19 @@ class DQNLearner(Learner):
         if self.counters["grad_steps"] % p.target_every == 0:
             self._update_target()
         return loss.detach()
+
+    def learning_rate(self, env_steps: int) -> float:
+        """``lr``, or with ``lr_end`` the linear fall from lr to lr_end over the run's ``steps`` (a function of the
+        step count alone, so a resumed run takes the same steps as an uninterrupted one)."""
+        p = self.p
+        if p.lr_end is None:
+            return p.lr
+        return p.lr + (p.lr_end - p.lr) * min(1.0, env_steps / p.steps)
+
+    def _set_learning_rate(self) -> None:
+        if self.p.lr_end is not None:
+            for group in self.opt.param_groups:
+                group["lr"] = self.learning_rate(self.counters["env_steps"])
 
     def _minibatch(self) -> dict[str, Tensor]:
         """A sampled minibatch on the device: state rows (each mapped by a random symmetry with ``symmetry``),
@@ -504,7 +520,8 @@ class DQNLearner(Learner):
                     t.copy_(o)
 
     def _log(self, start: int, end: int, seconds: float, clock: dict, sums: dict, counts: dict) -> None:
-        metrics = {"epsilon": self.p.exploration.epsilon(end), "env_steps_per_s": (end - start) / max(seconds, 1e-9),
+        metrics = {"epsilon": self.p.exploration.epsilon(end), "learning_rate": self.learning_rate(end),
+                   "env_steps_per_s": (end - start) / max(seconds, 1e-9),
                    "grad_steps": float(self.counters["grad_steps"]), "replay_size": float(len(self.buffer)),
                    "games": float(self.counters["games_done"]), **clock}
         for key in ("loss", "q"):
