@@ -4,7 +4,8 @@ README quotes as "outside the pipeline" (budgets too long for the default run, s
 The experiment's params come from params.yaml (optionally under a profile's overlay), then ``--set`` overrides
 them; the learner trains from scratch in a temporary folder (no MLflow, no DVC outputs) and the agent plays
 every ``--opponent`` in both seats, or seed 000's UCI protocol with ``--uci`` (agent first against random from
-uniformly drawn positions of each label class).
+uniformly drawn positions of each label class).  Checkpoint segments (``checkpoint_every``) end vector steps
+early, so the same budget in one segment (``--set '{"checkpoint_every": 10000000}'``) is another trajectory.
 
     .venv/bin/python benchmarks/train_and_play.py dots_and_boxes_3x3_dqn --set '{"train_every": 4}' \\
         --threads 1 --seed 2 --opponent random --opponent moderate --opponent advanced --games 1000
@@ -26,12 +27,12 @@ from pathlib import Path
 from boardrl.agents import make_agent
 from boardrl.config import parse_params
 from boardrl.evaluate.match import play_match
+from boardrl.experiments.evaluate import UCI_TABLE
 from boardrl.experiments.profiles import effective_params
 from boardrl.games import make_game
 from boardrl.learn import make_learner
 
 ROOT = Path(__file__).resolve().parents[1]
-UCI_TABLE = ROOT / "data" / "processed" / "uci.parquet"
 
 
 def trained_agent(exp_id: str, overrides: dict, profile: str, seed: int, threads: int | None):
@@ -42,7 +43,7 @@ def trained_agent(exp_id: str, overrides: dict, profile: str, seed: int, threads
     if threads is not None:
         exp.params["threads"] = threads
     if exp.params.get("starts") == "uci":
-        exp.params.setdefault("uci_path", str(UCI_TABLE))
+        exp.params.setdefault("uci_path", str(ROOT / UCI_TABLE))
     game = make_game(exp.game)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,7 +57,7 @@ def seed000_protocol(game, agent, games: int, seed: int) -> dict:
     from boardrl.data import uci_table
     from boardrl.evaluate import uci_protocols
 
-    positions = uci_table.positions_by_label(uci_table.read_parquet(UCI_TABLE))
+    positions = uci_table.positions_by_label(uci_table.read_parquet(ROOT / UCI_TABLE))
     out = uci_protocols.seed000_protocol(agent, make_agent(game, "random"), positions, games, seed)
     return {label: {k: round(v[k] * 100, 1) for k in ("win", "draw", "loss")} for label, v in out.items()}
 
@@ -72,7 +73,8 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=1000, help="games per opponent, half in each seat")
     ap.add_argument("--uci", type=int, default=0, help="seed 000's protocol with this many games per label")
     ap.add_argument("--ceiling", default=None, help="play this built-in agent instead of training")
-    ap.add_argument("--match-seed", type=int, default=7, help="seed of the evaluation games")
+    ap.add_argument("--match-seed", type=int, default=7, help="seed of the matches against --opponent")
+    ap.add_argument("--uci-seed", type=int, default=5, help="seed of the UCI protocol's positions and games")
     args = ap.parse_args()
 
     if args.ceiling:
@@ -84,7 +86,7 @@ def main() -> None:
     report: dict = {"experiment": args.experiment, "set": json.loads(args.set), "profile": args.profile,
                     "seed": args.seed, "ceiling": args.ceiling, "train_s": round(seconds, 1)}
     if args.uci:
-        report["seed000"] = seed000_protocol(game, agent, args.uci, args.match_seed)
+        report["seed000"] = seed000_protocol(game, agent, args.uci, args.uci_seed)
     for spec in args.opponent:
         r = play_match(game, agent, make_agent(game, spec), args.games, seed=args.match_seed)
         report[spec] = {seat: {k: round(getattr(r, seat).to_dict()[k] * 100, 1) for k in ("win", "draw", "loss")}
