@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from boardrl.agents import make_agent
+from boardrl.agents.base import Agent
 from boardrl.agents.learned import ModelError
 from boardrl.agents.network import NetworkAgent, encode_states
 from boardrl.errors import BoardRLError
@@ -243,3 +244,36 @@ def test_value_batch_masks_illegal_actions_and_clips():
     assert agent.value_batch(row)[0] == pytest.approx(-0.25 + 0.01 * int(np.flatnonzero(legal)[-1]))
     with pytest.raises(BoardRLError, match="game is over"):
         agent.value_batch(np.asarray(game.replay("1213141"), dtype=np.int64)[None, :])
+
+
+
+class FixedTiesPerfect(Agent):
+    """``perfect`` with its ties among optimal moves broken the same way in every call: a deterministic scalar
+    opponent, so that the two match paths, which hand out random numbers in different orders, play equal games."""
+
+    def __init__(self, game):
+        super().__init__(game, "perfect-fixed-ties")
+        self.perfect = make_agent(game, "perfect")
+
+    def act(self, state, rng):
+        return self.perfect.act(state, np.random.default_rng(0))
+
+
+def test_plays_a_scalar_opponent_in_lock_step_with_the_games_of_the_scalar_path(monkeypatch):
+    """Against a scalar opponent the network sees many rows per forward pass, and it plays the very games it
+    plays one at a time (a greedy network and a deterministic opponent: the path must not change a result)."""
+    game = make_game("tictactoe")
+    agent, opponent = make(game, "conv-dueling"), FixedTiesPerfect(game)
+    assert not make_agent(game, "perfect").batched
+    calls: list[int] = []
+    forward = agent._forward
+    monkeypatch.setattr(agent, "_forward", lambda rows: calls.append(len(rows)) or forward(rows))
+    lockstep = play_match(game, agent, opponent, 256, seed=4)
+    assert max(calls) == 64 and len(calls) < 256  # LOCKSTEP_CHUNK 128 games, half with the network to move
+    monkeypatch.setattr(NetworkAgent, "wants_batches", False)
+    calls.clear()
+    scalar = play_match(game, agent, opponent, 256, seed=4)
+    assert max(calls) == 1 and len(calls) > 256
+    assert lockstep.combined.losses > 0  # an untrained network loses to perfect: the games are real games
+    np.testing.assert_array_equal(lockstep.lengths, scalar.lengths)
+    np.testing.assert_array_equal(lockstep.outcomes, scalar.outcomes)

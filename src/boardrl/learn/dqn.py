@@ -38,9 +38,10 @@ left (the other rows wait, in flight, and are saved in the checkpoint).
 **Learning.**  After ``learning_starts`` env steps, ``gradient_steps`` minibatches per ``train_every`` env
 steps (a fractional credit carried across vector steps), Adam (``lr`` throughout, or falling linearly to
 ``lr_end`` over the run), huber or MSE loss, gradient clipping by norm and/or value, target network copied
-every ``target_every`` gradient steps (``tau`` 1) or moved by Polyak averaging (``tau`` < 1) at that period.  The replay keeps state rows, encoded to planes when sampled;
-``symmetry`` maps each sampled transition by a uniformly drawn symmetry of the board first (``symmetric_images``),
-so a line learned in one orientation is learned in all (tic-tac-toe: 8, Connect 4: 2).
+every ``target_every`` gradient steps (``tau`` 1) or moved by Polyak averaging (``tau`` < 1) at that period.
+The replay keeps state rows, encoded to planes when sampled; ``symmetry`` maps each sampled transition by a
+uniformly drawn symmetry of the board first (``symmetric_images``), so a line learned in one orientation is
+learned in all (tic-tac-toe: 8, Connect 4: 2).
 
 Defaults: seed 002's DQPlayer where it has a value (Double DQN, Adam 1e-3, replay 100,000, gamma 0.99; its
 dueling net is ``network: seed002``); batch, update ratio, target period and the schedule are ours, chosen for
