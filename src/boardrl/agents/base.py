@@ -21,9 +21,8 @@ class Agent(ABC):
 
     #: True when ``act_batch`` is a real vectorised implementation (the match runner then plays in batch).
     batched: bool = False
-    #: True when one call on many rows costs about what a call on one row does (a network agent, or a search whose
-    #: network sees all rows' leaves at once): the match runner then plays games in lock-step even against a
-    #: scalar opponent.
+    #: True when one call on many rows costs about what a call on one row does (a search whose network sees all
+    #: rows' leaves at once): the match runner then plays games in lock-step even against a scalar opponent.
     wants_batches: bool = False
 
     def __init__(self, game: Game, name: str | None = None) -> None:

@@ -90,7 +90,8 @@ class NetworkAgent(Agent):
 
     batched = True
     #: A forward pass on 64 rows costs about what one on a single row does, so a match against a scalar opponent
-    #: (perfect, maxmin, the seed-004 players) runs in lock-step: 2x2 seed001_dqn trains in 51 s instead of 67.
+    #: (perfect, maxmin, the seed-004 players) runs in lock-step (``Agent.wants_batches``, as for an AlphaZero
+    #: search): 2x2 seed001_dqn trains in 51 s instead of 67.
     wants_batches = True
     kind = "network"
 

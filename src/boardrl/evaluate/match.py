@@ -9,8 +9,8 @@ Why it looks like this:
   processes therefore gives the very same games.
 * Both agents vectorised (``agent.batched``): the games of a chunk are rows of one ``BatchedGame`` without
   auto-reset; each step the rows where A is to move go to ``A.act_batch`` and the rest to ``B.act_batch``.
-  The same lock-step path serves a pairing where one agent ``wants_batches`` (a network agent or an AlphaZero
-  search: one call on 128 rows costs about what a call on one row does) and neither keeps state between games (no ``reset``): the
+  The same lock-step path serves a pairing where one agent ``wants_batches`` (an AlphaZero search: one call on
+  128 rows costs about what a call on one row does) and neither keeps state between games (no ``reset``): the
   other agent's ``act_batch`` then loops over its rows, and chunks of ``LOCKSTEP_CHUNK`` games spread over the
   processes.  Otherwise the games are played one by one with the scalar API (``agent.reset()`` before each
   game), spread over worker processes (spawn context, so it is safe with torch and numba threads).
