@@ -246,7 +246,6 @@ def test_value_batch_masks_illegal_actions_and_clips():
         agent.value_batch(np.asarray(game.replay("1213141"), dtype=np.int64)[None, :])
 
 
-
 class FixedTiesPerfect(Agent):
     """``perfect`` with its ties among optimal moves broken the same way in every call: a deterministic scalar
     opponent, so that the two match paths, which hand out random numbers in different orders, play equal games."""
