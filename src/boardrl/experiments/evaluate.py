@@ -26,11 +26,12 @@ from boardrl.cache import cache_dir
 from boardrl.config import Params, evaluate_slice, runtime_processes
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.match import play_match
-from boardrl.evaluate.optimal_rate import optimal_move_rate, position_set
-from boardrl.evaluate.phases import PHASE_SHARE, PHASES, phase_positions, rates_by_phase
+from boardrl.evaluate.optimal_rate import optimal_move_rate
+from boardrl.evaluate.phases import PHASE_SHARE, PHASES, rates_by_phase
 from boardrl.evaluate.seeds import across_seeds
 from boardrl.evaluate.stats import SEATS
 from boardrl.experiments.paths import ExperimentPaths
+from boardrl.experiments.referee import evaluation_positions, judged_path, read_judged
 from boardrl.games import make_game
 from boardrl.learn import load_agent
 from boardrl.solvers.base import RememberingReferee, make_referee
@@ -61,14 +62,14 @@ def ladder(params: Params, exp_id: str, game, agent, processes: int = 1) -> dict
 
 def optimal_moves(params: Params, game, agent, root: Path | None = None) -> dict[str, Any] | None:
     """Optimal-move rate on a seeded set of random-play positions; None without a referee or positions.
-    ``root``: the project whose cache keeps the referee's verdicts (None: boardrl.cache's default)."""
+    ``root``: the project whose ``referee`` stage output and cache hold the verdicts (None: boardrl.cache's
+    default cache only)."""
 
     n = params.evaluate.optimal_positions
-    referee = _referee(game.game_id, _verdict_dir(root)) if n else None
+    referee = _referee(game.game_id, root) if n else None
     if referee is None:
         return None  # no positions asked for, or no referee for this game: the rate is null in the results
-    plies = params.evaluate.per_game[game.game_id].optimal_plies
-    positions = _positions(game.game_id, n, sub_seed(params.evaluate.seed, 3), plies)
+    positions = evaluation_positions(params, game.game_id)["optimal"]
     rate = optimal_move_rate(agent, referee, positions, np.random.default_rng(sub_seed(params.evaluate.seed, 4)))
     referee.save()
     print(f"evaluate: optimal-move rate {rate.rate:.4f} on {rate.n} positions", file=sys.stderr, flush=True)
@@ -76,38 +77,31 @@ def optimal_moves(params: Params, game, agent, root: Path | None = None) -> dict
 
 
 def _verdict_dir(root: Path | None) -> Path:
-    """``<cache>/referee``: the referees' verdicts on the evaluation positions (rebuildable, git-ignored)."""
+    """``<cache>/referee``: the verdicts a referee found itself (rebuildable, git-ignored)."""
     return (cache_dir(root) / "referee").resolve()
 
 
 @cache
-def _referee(game_id: str, verdicts: Path) -> RememberingReferee | None:
-    """The game's referee, one per process, remembering its verdicts in ``<verdicts>/<game>.json`` (every
-    seed, the network alone and every experiment of the game are judged on the same positions); None where the
-    game has none."""
+def _referee(game_id: str, root: Path | None) -> RememberingReferee | None:
+    """The game's referee, one per process: it knows the ``referee`` stage's verdicts
+    (``build/referee/<game>.json``) and remembers the ones it finds itself in ``<cache>/referee/<game>.json``
+    (every seed, the network alone and every experiment of the game are judged on the same positions); None
+    where the game has none."""
     try:
-        return RememberingReferee(make_referee(make_game(game_id)), verdicts / f"{game_id}.json")
+        referee = RememberingReferee(make_referee(make_game(game_id)), _verdict_dir(root) / f"{game_id}.json")
     except BoardRLError:
         return None
-
-
-@cache
-def _positions(game_id: str, n: int, seed: int, plies) -> list:
-    return position_set(make_game(game_id), n, seed=seed, plies=plies)
-
-
-@cache
-def _phase_judging(game_id: str, total: int, seed: int, verdicts: Path):
-    """The referee and the position sets of each phase, once per process (seeds and network-alone reuse them)."""
-    return _referee(game_id, verdicts), phase_positions(make_game(game_id), total, seed)
+    if root is not None:
+        referee.verdicts.update(read_judged(referee, judged_path(root, game_id)))
+    return referee
 
 
 def optimal_by_phase(params: Params, game, agent, root: Path | None = None) -> dict[str, Any] | None:
     """Optimal-move rate per phase of the game (Connect 4: opening, middle, end); None where not defined."""
     if game.game_id not in PHASES or params.evaluate.optimal_positions < PHASE_SHARE:
         return None
-    referee, sets = _phase_judging(game.game_id, params.evaluate.optimal_positions, sub_seed(params.evaluate.seed, 5),
-                                   _verdict_dir(root))
+    referee = _referee(game.game_id, root)
+    sets = {k: v for k, v in evaluation_positions(params, game.game_id).items() if k != "optimal"}
     out = rates_by_phase(agent, referee, sets, sub_seed(params.evaluate.seed, 6))
     referee.save()
     print("evaluate: optimal-move rate by phase " + ", ".join(

@@ -195,6 +195,19 @@ def tournament_inputs(params: Params, tid: str) -> dict[str, Any]:
     return {"tournament": tid, "stage": "tournament", "code": code, "data": book_inputs(code)}
 
 
+REFEREE_CODE = ("boardrl.experiments.referee", "boardrl.config")
+
+
+def referee_inputs(params: Params) -> dict[str, Any]:
+    """The games stage ``referee`` judges (those some experiment plays) and its code fingerprint: its modules,
+    and each game's module and referee."""
+    from boardrl.experiments.referee import stage_games
+
+    modules = [_game_module(g) for g in stage_games(params)]
+    code = code_fingerprint(list(REFEREE_CODE) + modules + [REFEREE_MODULES.get(m, m) for m in modules])
+    return {"stage": "referee", "games": stage_games(params), "code": code, "data": book_inputs(code)}
+
+
 def _write_if_changed(target: Path, data: dict[str, Any]) -> Path:
     text = json.dumps(data, indent=1) + "\n"
     if not target.is_file() or target.read_text() != text:
@@ -204,7 +217,8 @@ def _write_if_changed(target: Path, data: dict[str, Any]) -> Path:
 
 def write_inputs(params: Params, root: Path) -> list[Path]:
     """Write ``build/inputs/<id>.<stage>.json`` for every experiment, ``<id>.sweep.json`` for every sweep and
-    ``<id>.tournament.json`` for every tournament; files of removed experiments and sweeps go."""
+    ``<id>.tournament.json`` for every tournament and ``referee.json``; files of removed experiments and sweeps
+    go."""
     from boardrl.experiments.paths import ExperimentPaths
 
     written = []
@@ -218,6 +232,7 @@ def write_inputs(params: Params, root: Path) -> list[Path]:
     for tid in params.tournaments:
         target = Path(root) / "build" / "inputs" / f"{tid}.tournament.json"
         written.append(_write_if_changed(target, tournament_inputs(params, tid)))
+    written.append(_write_if_changed(Path(root) / "build" / "inputs" / "referee.json", referee_inputs(params)))
     directory = Path(root) / "build" / "inputs"
     for stale in set(directory.glob("*.json")) - set(written):
         stale.unlink()
