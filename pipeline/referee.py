@@ -11,6 +11,7 @@ stage searches, and their times no longer depend on which one DVC runs first.  T
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -28,7 +29,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     params = load_params_or_exit(args.params)
     signal.signal(signal.SIGTERM, exit_on_sigterm)  # atomic writes leave the previous files
-    summary = run_referee(params, ROOT, processes=available_cores())
+    progress = os.environ.get("BOARDRL_PROGRESS", "1") != "0"  # as train.py: not a param
+    summary = run_referee(params, ROOT, processes=available_cores(), progress=progress)
     total = sum(s["positions"] for s in summary.values())
     print(f"referee: {total:,} verdicts for {len(summary)} game(s)", file=sys.stderr)
 
