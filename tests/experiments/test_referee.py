@@ -1,4 +1,4 @@
-"""Stage `referee`: exact verdicts on every evaluation position, found once; evaluate reads them instead of searching."""
+"""Stage `referee`: exact verdicts on every evaluation position, found once; evaluate reads them, searching nothing."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
 """Judge every seed's model of one experiment: the evaluate stage's work, callable from a library as well.
 
 Per seed: the ladder (W/D/L per seat and combined, 95% Wilson intervals), the optimal-move rate judged by the
-game's referee (for Connect 4 also per phase of the game: opening, middle, end), and for Connect 4 the UCI start-position protocols and, for agents with a value, its accuracy on
-the UCI labels.  Across seeds: the interquartile mean and
-a bootstrap interval of each headline number (evaluate/seeds.py).  Evaluation games and position sets come from
-``evaluate.seed``, the same for every seed and experiment, so differences between seeds are the models' own.
+game's referee (for Connect 4 also per phase of the game: opening, middle, end; the verdicts come from the
+``referee`` stage, experiments/referee.py), and for Connect 4 the UCI start-position protocols and, for agents
+with a value, its accuracy on the UCI labels.  Across seeds: the interquartile mean and a bootstrap interval of
+each headline number (evaluate/seeds.py).  Evaluation games and position sets come from ``evaluate.seed``, the
+same for every seed and experiment, so differences between seeds are the models' own.
 
 Imports are at module level except the UCI protocols', which only Connect 4 experiments use: the stage's code
 fingerprint (experiments/inputs.py) counts this module's function-level imports only where they are used.

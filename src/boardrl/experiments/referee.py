@@ -29,7 +29,7 @@ from boardrl.errors import BoardRLError
 from boardrl.evaluate.optimal_rate import position_set
 from boardrl.evaluate.phases import PHASE_SHARE, PHASES, phase_positions
 from boardrl.games import make_game
-from boardrl.solvers.base import RememberingReferee, Verdict, make_referee
+from boardrl.solvers.base import Referee, RememberingReferee, Verdict, make_referee
 from boardrl.tracking.curve import sub_seed
 
 #: Positions judged per task; a pool is started only when the first chunk shows the rest would take longer
@@ -38,9 +38,14 @@ CHUNK = 64
 POOL_AFTER_S = 10.0
 
 
+def judged_dir(root: Path) -> Path:
+    """``<root>/build/referee``: the stage's output folder."""
+    return Path(root) / "build" / "referee"
+
+
 def judged_path(root: Path, game_id: str) -> Path:
     """``<root>/build/referee/<game>.json``: the stage's verdicts for one game."""
-    return Path(root) / "build" / "referee" / f"{game_id}.json"
+    return judged_dir(root) / f"{game_id}.json"
 
 
 @cache
@@ -74,12 +79,13 @@ def read_judged(referee: RememberingReferee, path: Path) -> dict[tuple, Verdict]
 
 
 @cache
-def _worker_referee(game_id: str):
+def _worker_referee(game_id: str) -> Referee:
+    """The referee of a pool worker, made once per process (a Connect 4 referee keeps its transposition table)."""
     return make_referee(make_game(game_id))
 
 
 def _judge_chunk(task: tuple[str, list[Any]]) -> list[Verdict]:
-    """Pool task: the verdicts of one chunk of positions, by a referee made once per worker."""
+    """Pool task: the verdicts of one chunk of positions."""
     game_id, states = task
     referee = _worker_referee(game_id)
     return [referee.solve(state) for state in states]
@@ -89,30 +95,34 @@ def judge(referee: RememberingReferee, positions: Sequence[Any], processes: int 
           progress: bool = True) -> None:
     """Add the verdict of every position to ``referee``: one core at first, then ``processes`` workers when the
     first chunk says the rest needs more than ``POOL_AFTER_S`` on one core."""
-    todo = list(dict.fromkeys(tuple(p) for p in positions if tuple(p) not in referee.verdicts))
-    states = {tuple(p): p for p in positions}
-    game_id = referee.game.game_id
-    with tqdm(total=len(todo), desc=f"referee {game_id}", unit="pos", disable=not progress) as bar:
+    states = {tuple(p): p for p in positions if tuple(p) not in referee.verdicts}  # distinct, in order
+    todo = list(states.values())
+    with tqdm(total=len(todo), desc=f"referee {referee.game.game_id}", unit="pos", disable=not progress) as bar:
         t0 = time.perf_counter()
-        for key in todo[:CHUNK]:
-            referee.solve(states[key])
-            bar.update()
+        _judge_here(referee, todo[:CHUNK], bar)
         rest = todo[CHUNK:]
         per = (time.perf_counter() - t0) / max(1, min(CHUNK, len(todo)))
-        if not rest:
-            return
         if processes > 1 and per * len(rest) > POOL_AFTER_S:
-            chunks = [rest[i:i + CHUNK] for i in range(0, len(rest), CHUNK)]
-            with mp.get_context("spawn").Pool(processes) as pool:
-                for keys, verdicts in zip(chunks, pool.imap(_judge_chunk, [(game_id, [states[k] for k in c])
-                                                                            for c in chunks])):
-                    referee.verdicts.update(zip(keys, verdicts))
-                    referee.added += len(keys)
-                    bar.update(len(keys))
-            return
-        for key in rest:
-            referee.solve(states[key])
-            bar.update()
+            _judge_in_pool(referee, rest, processes, bar)
+        else:
+            _judge_here(referee, rest, bar)
+
+
+def _judge_here(referee: RememberingReferee, states: list[Any], bar: tqdm) -> None:
+    for state in states:
+        referee.solve(state)
+        bar.update()
+
+
+def _judge_in_pool(referee: RememberingReferee, states: list[Any], processes: int, bar: tqdm) -> None:
+    """Judge on ``processes`` spawned workers, chunk by chunk in order; the verdicts count as found here."""
+    chunks = [states[i:i + CHUNK] for i in range(0, len(states), CHUNK)]
+    with mp.get_context("spawn").Pool(processes) as pool:
+        tasks = [(referee.game.game_id, chunk) for chunk in chunks]
+        for chunk, verdicts in zip(chunks, pool.imap(_judge_chunk, tasks)):
+            referee.verdicts.update(zip((tuple(s) for s in chunk), verdicts))
+            referee.added += len(chunk)
+            bar.update(len(chunk))
 
 
 def stage_games(params: Params) -> list[str]:
@@ -133,8 +143,8 @@ def run_referee(params: Params, root: Path, processes: int = 1, progress: bool =
             referee = RememberingReferee(make_referee(make_game(game_id)))
         except BoardRLError:
             referee = None  # no referee for this game (Conniption)
-        positions = [p for s in evaluation_positions(params, game_id).values() for p in s]
-        if referee is None or not positions:
+        positions = [p for s in evaluation_positions(params, game_id).values() for p in s] if referee else []
+        if not positions:
             atomic_write_json(path, {"game": game_id, "code": None, "verdicts": []})  # read back as no verdicts
             summary[game_id] = {"positions": 0, "seconds": 0.0}
             continue
@@ -144,6 +154,6 @@ def run_referee(params: Params, root: Path, processes: int = 1, progress: bool =
         summary[game_id] = {"positions": len(referee.verdicts), "seconds": time.perf_counter() - t0}
         print(f"referee: {game_id}: {len(referee.verdicts):,} positions in {summary[game_id]['seconds']:.1f} s",
               file=sys.stderr, flush=True)
-    for stale in set(judged_path(root, "x").parent.glob("*.json")) - written:
+    for stale in set(judged_dir(root).glob("*.json")) - written:
         stale.unlink()
     return summary
