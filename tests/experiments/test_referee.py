@@ -23,7 +23,7 @@ def params():
     """The shipped params with two experiments: tic-tac-toe (a referee) and Conniption (none); 120 positions."""
     data = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
     data["experiments"] = {k: v for k, v in data["experiments"].items()
-                           if k in ("tictactoe_tabular_q", "conniption_seed004_qlearn_flip_first")}
+                           if k in ("tictactoe_tabular_q", "conniption_seed004_qlearn_flip")}
     data["evaluate"]["optimal_positions"] = 120
     data["sweeps"], data["tournaments"] = {}, {}
     return parse_params(data)

@@ -34,7 +34,7 @@ def trainer(rule: str = "qlearn", seat: str = "first"):
     learner = make_learner("seed004_q")
     p = learner.check_params({"rule": rule, "learner_seat": seat})
     learner.setup(GAME, p, seed=0, opponent=make_agent(GAME, "random"))
-    return learner.trainer
+    return learner.trainers[0]
 
 
 def forced(t, state, action: int, old: float) -> float:
@@ -121,7 +121,7 @@ def test_agent_min_for_second_seat_and_unseen_states_are_all_zero():
     o_turn = GAME.play(o_turn, NONE)
     o_place = GAME.play(o_turn, NONE)
     table.set_row(o_place, [4.0, -1.0, 2.0, 9.0, 0, 0, 0, 0, 0])
-    agent = Seed004QAgent(GAME, table, "priority")
+    agent = Seed004QAgent(GAME, (table,), "priority")
     assert agent.act(o_place, np.random.default_rng(0)) == 1  # O minimises
     assert np.array_equal(agent.q_values(EMPTY), np.zeros(9))
     assert agent.act(o_turn, np.random.default_rng(0)) == NONE  # unseen: all 0, priority prefers none
@@ -133,8 +133,8 @@ def train(params, ckpt: Path, on_eval=None, points=(), seed=3):
                                            on_eval=on_eval)
 
 
-def sorted_table(agent):
-    keys, vals = agent.table.compact()
+def sorted_table(agent, seat: int = 0):
+    keys, vals = agent.tables[seat].compact()
     order = np.lexsort(keys.T[::-1])
     return keys[order], vals[order]
 
@@ -167,6 +167,41 @@ def test_save_and_load_round_trip(tmp_path):
     assert isinstance(back, Seed004QAgent) and back.tie_break == agent.tie_break
     for a, b in zip(sorted_table(agent), sorted_table(back)):
         assert np.array_equal(a, b)
+
+
+def test_both_seats_hold_exactly_the_one_seat_runs_tables(tmp_path):
+    """``learner_seat: both`` trains each seat's table exactly as its one-seat run does, and plays it from that seat."""
+    both = train({**FAST, "learner_seat": "both"}, tmp_path / "both", seed=5)
+    for seat, name in enumerate(("first", "second")):
+        alone = train({**FAST, "learner_seat": name}, tmp_path / name, seed=5)
+        for a, b in zip(sorted_table(both, seat), sorted_table(alone)):
+            assert np.array_equal(a, b)
+        assert both.table_for(seat) is both.tables[seat]
+    assert both.meta["games"] == 93
+    assert both.stats["states"] == len(both.tables[0]) + len(both.tables[1])
+    both.save(tmp_path / "model")
+    back = load_agent(GAME, "seed004_q", tmp_path / "model")
+    assert len(back.tables) == 2
+    for seat in (0, 1):
+        for a, b in zip(sorted_table(both, seat), sorted_table(back, seat)):
+            assert np.array_equal(a, b)
+
+
+def test_both_seats_resume_equals_uninterrupted_run(tmp_path):
+    params = {**FAST, "learner_seat": "both"}
+    ref = train(params, tmp_path / "ref", points=[0, 40, 93])
+
+    def die(n, agent):
+        if n == 40:
+            raise Kill
+
+    with pytest.raises(Kill):
+        train(params, tmp_path / "ck", on_eval=die, points=[0, 40, 93])
+    resumed = train(params, tmp_path / "ck", points=[0, 40, 93])
+    for seat in (0, 1):
+        for a, b in zip(sorted_table(ref, seat), sorted_table(resumed, seat)):
+            assert np.array_equal(a, b)
+    assert resumed.meta == ref.meta
 
 
 def test_minimaxq_first_beats_flip_as_in_the_seed(tmp_path):

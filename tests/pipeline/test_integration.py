@@ -39,7 +39,7 @@ EXTRA = {
 #: The shipped experiments the copy keeps: the two tabular_q ones (the sweep names the first) and one per other
 #: learner or feature (a Q-value trace with no curve opponents, QT, seed 004's table, a transfer in the stage).
 KEEP = ("tictactoe_tabular_q", "dots_and_boxes_2x2_tabular_q", "tictactoe_seed000_exp01",
-        "tictactoe_seed002_qt_vs_random", "conniption_seed004_qlearn_flip_first", "dots_and_boxes_3x3_transfer")
+        "tictactoe_seed002_qt_vs_random", "conniption_seed004_qlearn_flip", "dots_and_boxes_3x3_transfer")
 
 
 def add_experiments(data: dict) -> None:

@@ -52,7 +52,7 @@ def test_rows_cover_every_seed_and_its_headlines():
     assert snap.compared == "loss" and snap.value == pytest.approx(0.384)  # vs MaxMin: how often it loses
     mq = pub[("004", "conniption", "MinimaxQ (one table per opponent and seat)", "flip", "as_first", "win")]
     assert mq.published == "100-0 (headline)" and mq.value == 1.0
-    assert mq.reproduction == ("conniption_seed004_minimaxq_flip_first",)
+    assert mq.reproduction == ("conniption_seed004_minimaxq_flip",)
     adv = pub[("001", "dots_and_boxes_3x3", "Q-table (seed's rewards: +1 per box, +5 win, −1 loss), self-play",
                "advanced", "combined", "win_draw")]
     assert adv.published == "W+D >= 25%" and adv.threshold and adv.our_choice

@@ -23,7 +23,11 @@ and ``src/agents/evaluation.py`` @38545e0, read where SEEDS.md is silent):
   1,382 for minimaxq (0.005).  ``games`` defaults to that number and any other value is refused: the budget
   is part of the schedule, not a free knob (shrink it through ``decay`` or ``tolerance``).
 * **One table per opponent and seat** (``opponent``, ``learner_seat``), as QLEARN1 / QLEARN2 / MINIMAXQ1 /
-  MINIMAXQ2 against one benchmark each.
+  MINIMAXQ2 against one benchmark each.  ``learner_seat: both`` runs the two one-seat trainings side by side
+  (each its own generator from the same seed, so each table is exactly the one its one-seat run gives) and keeps
+  both tables in one agent, which plays the table of the seat it is given.  Why: the pipeline then needs one
+  experiment per opponent instead of two; each of seed 004's twenty one-table stages spent more time starting
+  Python, MLflow and DVC's lock update than its two seconds of training.
 * **Test play** (the seed's in-simulator test: learning on, epsilon = alpha = 0): the table is frozen, a state
   never seen has all values 0, so the tie rule decides there.  ``Seed004QAgent`` plays exactly that.
 
@@ -50,7 +54,9 @@ from boardrl.games.base import Game
 from boardrl.games.conniption import NONE, Conniption, ConniptionState, apply
 from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 
-SEATS = {"first": 0, "second": 1}
+#: The seats ``learner_seat`` trains a table for, in the order of the agent's tables.
+TRAINED_SEATS = {"first": (0,), "second": (1,), "both": (0, 1)}
+SECOND_TABLE_FILE = "q_table.second.npz"  # the seat-1 table of a two-table agent (the seat-0 table is TABLE_FILE)
 #: Per rule: epsilon decay ``a`` of exp(-a * game) and the ``none`` bonus factor (SEEDS.md, "Learning agents").
 DECAY = {"qlearn": 0.004, "minimaxq": 0.005}
 NONE_BONUS = {"qlearn": 1.5, "minimaxq": 2.0}
@@ -95,7 +101,8 @@ class Seed004QParams(LearnerParams):
     rule: Literal["qlearn", "minimaxq"] = Field(
         "qlearn", description="qlearn: reward = evaluation after the move; minimaxq: depth-3 minimax value of it")
     opponent: str = Field("flip", description="make_agent spec of the fixed opponent (one table per opponent)")
-    learner_seat: Literal["first", "second"] = Field("first", description="the learner's fixed seat")
+    learner_seat: Literal["first", "second", "both"] = Field(
+        "first", description="the learner's fixed seat; both: one table per seat, trained side by side")
     evaluation: Literal[EVALUATIONS] = Field("flip", description="evaluation function of the rewards")
     alpha: float = Field(0.45, gt=0.0, le=1.0, description="moving-average rate")
     decay: float | None = Field(
@@ -122,26 +129,37 @@ class Seed004QParams(LearnerParams):
 
 # ---------------------------------------------------------------------------------------------- the agent
 class Seed004QAgent(Agent):
-    """Greedy play from a frozen seed-004 table (the seed's test: epsilon = alpha = 0); unseen states are all 0."""
+    """Greedy play from frozen seed-004 tables (the seed's test: epsilon = alpha = 0); unseen states are all 0.
+
+    ``tables`` holds one table, played from either seat, or two: the table trained as first player and the one
+    trained as second, each played from its own seat.
+    """
 
     kind = AGENT_KIND
 
-    def __init__(self, game: Game, table: QTable, tie_break: str = "uniform", name: str = "seed004_q",
+    def __init__(self, game: Game, tables: tuple[QTable, ...], tie_break: str = "uniform", name: str = "seed004_q",
                  meta: dict | None = None) -> None:
         super().__init__(game, name)
-        if table.width != len(game.state_type._fields) or table.num_actions != game.num_actions:
-            raise ModelError(f"seed004_q table of shape ({table.width}, {table.num_actions}) does not fit "
-                             f"{game.game_id}")
+        if len(tables) not in (1, 2):
+            raise ModelError(f"seed004_q holds one table or one per seat, got {len(tables)}")
+        for table in tables:
+            if table.width != len(game.state_type._fields) or table.num_actions != game.num_actions:
+                raise ModelError(f"seed004_q table of shape ({table.width}, {table.num_actions}) does not fit "
+                                 f"{game.game_id}")
         if tie_break not in ("uniform", "priority"):
             raise ModelError(f"seed004_q tie_break must be uniform or priority, got {tie_break!r}")
-        self.table, self.tie_break = table, tie_break
+        self.tables, self.tie_break = tuple(tables), tie_break
         self.meta = dict(meta or {})
         self.stats: dict = {}
+
+    def table_for(self, player: int) -> QTable:
+        """The table that plays ``player``'s moves."""
+        return self.tables[player if len(self.tables) == 2 else 0]
 
     def q_values(self, state: ConniptionState) -> np.ndarray:
         """Player 0's-view values of all actions in ``state`` (0 where never updated)."""
         self.game.check_state(state)
-        return self.table.q_values(np.asarray(state, dtype=np.int64))[0]
+        return self.table_for(state.player).q_values(np.asarray(state, dtype=np.int64))[0]
 
     def act(self, state: ConniptionState, rng: np.random.Generator) -> int:
         legal = self.game.legal_actions(state)
@@ -152,30 +170,33 @@ class Seed004QAgent(Agent):
         return greedy_action(self.q_values(state), legal, state.player, self.tie_break, rng)
 
     def save(self, model_dir: Path) -> None:
-        """``q_table.npz`` and ``agent.json`` (last, so a complete json means a complete model)."""
+        """``q_table.npz`` (and ``q_table.second.npz``) then ``agent.json``: a complete json means a complete model."""
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
-        self.table.save_npz(model_dir / TABLE_FILE)
-        atomic_write_json(model_dir / AGENT_FILE, model_info(self, states=len(self.table),
-                                                             tie_break=self.tie_break))
+        for table, file in zip(self.tables, (TABLE_FILE, SECOND_TABLE_FILE)):
+            table.save_npz(model_dir / file)
+        atomic_write_json(model_dir / AGENT_FILE, model_info(self, states=sum(len(t) for t in self.tables),
+                                                             tables=len(self.tables), tie_break=self.tie_break))
 
     @classmethod
     def load(cls, game: Game, info: dict, model_dir: Path) -> "Seed004QAgent":
-        arrays = read_arrays(Path(model_dir) / TABLE_FILE, ("keys", "values"), "seed004_q table")
-        table = QTable.from_arrays(arrays["keys"], arrays["values"], 0, 0.0)
-        return cls(game, table, info.get("tie_break", "uniform"), info["agent"], info.get("meta"))
-
+        files = (TABLE_FILE, SECOND_TABLE_FILE)[:int(info.get("tables", 1))]
+        tables = []
+        for file in files:
+            arrays = read_arrays(Path(model_dir) / file, ("keys", "values"), "seed004_q table")
+            tables.append(QTable.from_arrays(arrays["keys"], arrays["values"], 0, 0.0))
+        return cls(game, tuple(tables), info.get("tie_break", "uniform"), info["agent"], info.get("meta"))
 
 
 
 # ---------------------------------------------------------------------------------------------- training
 class _Trainer:
-    """Plays the training games one after another (the seed's order: each game sees every earlier update)."""
+    """One table's training games, one after another (the seed's order: each game sees every earlier update)."""
 
-    def __init__(self, game: Conniption, p: Seed004QParams, opponent: Agent, rng: np.random.Generator) -> None:
-        self.game, self.p, self.opponent, self.rng = game, p, opponent, rng
+    def __init__(self, game: Conniption, p: Seed004QParams, seat: int, opponent: Agent,
+                 rng: np.random.Generator) -> None:
+        self.game, self.p, self.seat, self.opponent, self.rng = game, p, seat, opponent, rng
         self.table = QTable(len(game.state_type._fields), game.num_actions, 0, 0.0)
-        self.seat = SEATS[p.learner_seat]
         self.code = EVALUATIONS.index(p.evaluation)
         self.games_done = 0
         self.learner_moves = 0
@@ -234,7 +255,10 @@ class _Trainer:
 
 
 class Seed004QLearner(Learner):
-    """Seed 004's QLearn / MinimaxQ (module docstring); the loop, checkpoints and eval points are the base's."""
+    """Seed 004's QLearn / MinimaxQ (module docstring); the loop, checkpoints and eval points are the base's.
+
+    ``games`` counts each table's games: ``learner_seat: both`` plays that many for each seat.
+    """
 
     name = "seed004_q"
     params_model = Seed004QParams
@@ -248,36 +272,41 @@ class Seed004QLearner(Learner):
         if opponent is None:
             raise LearnError("seed004_q needs an opponent (params.opponent)")
         self.game, self.params, self.seed = game, params, int(seed)
-        self.trainer = _Trainer(game, params, opponent, np.random.default_rng(seed))
+        self.trainers = [_Trainer(game, params, seat, opponent, np.random.default_rng(seed))
+                         for seat in TRAINED_SEATS[params.learner_seat]]
 
     def train_segment(self, start: int, end: int) -> None:
-        self.trainer.play(start, end)
+        for trainer in self.trainers:
+            trainer.play(start, end)
 
     def state_dict(self) -> dict:
-        keys, vals = self.trainer.table.compact()
-        t = self.trainer
-        return {"keys": keys, "values": vals, "rng": rng_state_json(t.rng), "games_done": t.games_done,
-                "learner_moves": t.learner_moves}
+        seats = []
+        for t in self.trainers:
+            keys, vals = t.table.compact()
+            seats.append({"keys": keys, "values": vals, "rng": rng_state_json(t.rng), "games_done": t.games_done,
+                          "learner_moves": t.learner_moves})
+        return {"seats": seats}
 
     def load_state_dict(self, state: dict) -> None:
-        t = self.trainer
-        t.table = QTable.from_arrays(state["keys"], state["values"], 0, 0.0)
-        t.rng = rng_from_json(state["rng"])
-        t.games_done = int(state["games_done"])
-        t.learner_moves = int(state["learner_moves"])
+        for t, saved in zip(self.trainers, state["seats"], strict=True):
+            t.table = QTable.from_arrays(saved["keys"], saved["values"], 0, 0.0)
+            t.rng = rng_from_json(saved["rng"])
+            t.games_done = int(saved["games_done"])
+            t.learner_moves = int(saved["learner_moves"])
 
-    def _meta(self, games: int) -> dict:
+    def _meta(self) -> dict:
         return {"learner": self.name, "seed": self.seed, "params": self.params.model_dump(mode="json"),
-                "games": games}
+                "games": self.trainers[0].games_done}
 
     def snapshot(self) -> Seed004QAgent:
-        t = self.trainer
-        return Seed004QAgent(self.game, t.table.copy(), self.params.tie_break, self.name, self._meta(t.games_done))
+        tables = tuple(t.table.copy() for t in self.trainers)
+        return Seed004QAgent(self.game, tables, self.params.tie_break, self.name, self._meta())
 
     def final_agent(self) -> Seed004QAgent:
-        t = self.trainer
-        meta = {**self._meta(t.games_done), "states": len(t.table), "learner_moves": t.learner_moves}
-        agent = Seed004QAgent(self.game, t.table, self.params.tie_break, self.name, meta)
+        meta = {**self._meta(), "states": sum(len(t.table) for t in self.trainers),
+                "learner_moves": sum(t.learner_moves for t in self.trainers)}
+        agent = Seed004QAgent(self.game, tuple(t.table for t in self.trainers), self.params.tie_break, self.name,
+                              meta)
         agent.stats = dict(meta)
         return agent
 

@@ -216,10 +216,10 @@ def _s003() -> list[SeedNumber]:
 SEED004_OPPONENTS = ("hybrid", "cells", "sols", "flip", "conniption_random")
 
 
-def seed004_experiment(rule: str, opponent: str, seat: str) -> str:
-    """Our experiment id of seed 004's learner ``rule`` trained against ``opponent`` in ``seat``."""
-    short = opponent.removeprefix("conniption_")
-    return f"conniption_seed004_{rule}_{short}_{seat.removeprefix('as_')}"
+def seed004_experiment(rule: str, opponent: str) -> str:
+    """Our experiment id of seed 004's learner ``rule`` trained against ``opponent``: one table per seat, each
+    played from its own seat, so the seed's seat-first and seat-second tables are this experiment's two seats."""
+    return f"conniption_seed004_{rule}_{opponent.removeprefix('conniption_')}"
 
 
 _S004_REASON = ("one training run against a nearly deterministic player decides all 100 games at once, in "
@@ -243,7 +243,7 @@ def _s004() -> list[SeedNumber]:
             wins = int(fig.split("-")[0]) / 100
             out.append(SeedNumber("004", "conniption", f"{agent} (one table per opponent and seat)", "tabular",
                                   budget, proto, opp, seat, "win", fig, src, value=wins,
-                                  reproduction=(seed004_experiment(rule, opp, seat),), reason=_S004_REASON))
+                                  reproduction=(seed004_experiment(rule, opp),), reason=_S004_REASON))
     return out
 
 
