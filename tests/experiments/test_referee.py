@@ -38,7 +38,7 @@ def test_the_stage_writes_exact_verdicts_per_game_and_drops_stale_files(params, 
     positions = referee_mod.evaluation_positions(params, "tictactoe")["optimal"]
     assert len(positions) == 120 == summary["tictactoe"]["positions"]
     fresh = make_referee(TTT)
-    judged = referee_mod.read_judged(RememberingReferee(fresh), referee_mod.judged_path(tmp_path, "tictactoe"))
+    judged = RememberingReferee(fresh, known=referee_mod.judged_path(tmp_path, "tictactoe")).verdicts
     assert judged == {tuple(p): fresh.solve(p) for p in positions}  # every position, each verdict exact
     empty = json.loads(referee_mod.judged_path(tmp_path, "conniption").read_text())
     assert empty == {"game": "conniption", "code": None, "verdicts": []}
@@ -78,6 +78,6 @@ def test_a_file_from_other_referee_code_is_ignored(params, tmp_path):
     path = referee_mod.judged_path(tmp_path, "tictactoe")
     data = json.loads(path.read_text())
     path.write_text(json.dumps({**data, "code": "another version"}))
-    assert referee_mod.read_judged(RememberingReferee(make_referee(TTT)), path) == {}
-    assert referee_mod.read_judged(RememberingReferee(make_referee(TTT)), tmp_path / "missing.json") == {}
+    assert RememberingReferee(make_referee(TTT), known=path).verdicts == {}
+    assert RememberingReferee(make_referee(TTT), known=tmp_path / "missing.json").verdicts == {}
 

@@ -64,3 +64,23 @@ def test_verdicts_kept_in_a_file_are_read_back_and_ignored_when_the_code_differs
     assert [stale.solve(p) for p in positions] == expected and len(inner.asked) == len({tuple(p) for p in positions})
     store.write_text("{not json")
     assert RememberingReferee(make_referee(game), store).verdicts == {}  # unreadable: judged afresh
+
+
+def test_a_known_file_is_only_read_and_added_verdicts_go_to_the_store(tmp_path):
+    game = make_game("tictactoe")
+    positions = position_set(game, 40, seed=4)
+    judged = RememberingReferee(make_referee(game))
+    judged.add(positions[:20], [make_referee(game).solve(p) for p in positions[:20]])
+    assert judged.added == 20
+    known = tmp_path / "build" / "tictactoe.json"
+    judged.write(known)
+    before = known.read_bytes()
+    store = tmp_path / "cache" / "tictactoe.json"
+    referee = RememberingReferee(make_referee(game), store, known)
+    inner = referee.referee = CountingReferee(referee.referee)
+    verdicts = [referee.solve(p) for p in positions]
+    assert verdicts == [make_referee(game).solve(p) for p in positions]
+    assert sorted(inner.asked) == sorted({tuple(p) for p in positions[20:]} - {tuple(p) for p in positions[:20]})
+    referee.save()
+    assert known.read_bytes() == before  # the known file is never written
+    assert RememberingReferee(make_referee(game), store).verdicts == referee.verdicts  # the store holds them all

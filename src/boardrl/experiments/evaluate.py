@@ -28,11 +28,11 @@ from boardrl.config import Params, evaluate_slice, runtime_processes
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.match import play_match
 from boardrl.evaluate.optimal_rate import optimal_move_rate
-from boardrl.evaluate.phases import PHASE_SHARE, PHASES, rates_by_phase
+from boardrl.evaluate.phases import rates_by_phase
 from boardrl.evaluate.seeds import across_seeds
 from boardrl.evaluate.stats import SEATS
 from boardrl.experiments.paths import ExperimentPaths
-from boardrl.experiments.referee import evaluation_positions, judged_path, read_judged
+from boardrl.experiments.referee import judged_path, optimal_set, phase_position_sets
 from boardrl.games import make_game
 from boardrl.learn import load_agent
 from boardrl.solvers.base import RememberingReferee, make_referee
@@ -70,7 +70,7 @@ def optimal_moves(params: Params, game, agent, root: Path | None = None) -> dict
     referee = _referee(game.game_id, root) if n else None
     if referee is None:
         return None  # no positions asked for, or no referee for this game: the rate is null in the results
-    positions = evaluation_positions(params, game.game_id)["optimal"]
+    positions = optimal_set(params, game.game_id)
     rate = optimal_move_rate(agent, referee, positions, np.random.default_rng(sub_seed(params.evaluate.seed, 4)))
     referee.save()
     print(f"evaluate: optimal-move rate {rate.rate:.4f} on {rate.n} positions", file=sys.stderr, flush=True)
@@ -88,21 +88,19 @@ def _referee(game_id: str, root: Path | None) -> RememberingReferee | None:
     (``build/referee/<game>.json``) and remembers the ones it finds itself in ``<cache>/referee/<game>.json``
     (every seed, the network alone and every experiment of the game are judged on the same positions); None
     where the game has none."""
+    known = judged_path(root, game_id) if root is not None else None
     try:
-        referee = RememberingReferee(make_referee(make_game(game_id)), _verdict_dir(root) / f"{game_id}.json")
+        return RememberingReferee(make_referee(make_game(game_id)), _verdict_dir(root) / f"{game_id}.json", known)
     except BoardRLError:
         return None
-    if root is not None:
-        referee.verdicts.update(read_judged(referee, judged_path(root, game_id)))
-    return referee
 
 
 def optimal_by_phase(params: Params, game, agent, root: Path | None = None) -> dict[str, Any] | None:
     """Optimal-move rate per phase of the game (Connect 4: opening, middle, end); None where not defined."""
-    if game.game_id not in PHASES or params.evaluate.optimal_positions < PHASE_SHARE:
+    sets = phase_position_sets(params, game.game_id)
+    if not sets:
         return None
     referee = _referee(game.game_id, root)
-    sets = {k: v for k, v in evaluation_positions(params, game.game_id).items() if k != "optimal"}
     out = rates_by_phase(agent, referee, sets, sub_seed(params.evaluate.seed, 6))
     referee.save()
     print("evaluate: optimal-move rate by phase " + ", ".join(

@@ -60,22 +60,25 @@ def phase_sets(game_id: str, total: int, seed: int) -> dict[str, list]:
     return phase_positions(make_game(game_id), total, seed)
 
 
+def optimal_set(params: Params, game_id: str) -> list:
+    """The positions of the optimal-move rate of ``game_id`` (none when ``evaluate.optimal_positions`` is 0)."""
+    n = params.evaluate.optimal_positions
+    plies = params.evaluate.per_game[game_id].optimal_plies
+    return optimal_positions(game_id, n, sub_seed(params.evaluate.seed, 3), plies) if n else []
+
+
+def phase_position_sets(params: Params, game_id: str) -> dict[str, list]:
+    """The position set of each phase of ``game_id`` (empty for a game without phases or too few positions)."""
+    n = params.evaluate.optimal_positions
+    if game_id not in PHASES or n < PHASE_SHARE:
+        return {}
+    return phase_sets(game_id, n, sub_seed(params.evaluate.seed, 5))
+
+
 def evaluation_positions(params: Params, game_id: str) -> dict[str, list]:
     """Every position set the evaluate stages of ``game_id`` judge, by name ("optimal" and each phase)."""
-    n = params.evaluate.optimal_positions
-    if n == 0:
-        return {}
-    plies = params.evaluate.per_game[game_id].optimal_plies
-    out = {"optimal": optimal_positions(game_id, n, sub_seed(params.evaluate.seed, 3), plies)}
-    if game_id in PHASES and n >= PHASE_SHARE:
-        out.update(phase_sets(game_id, n, sub_seed(params.evaluate.seed, 5)))
-    return out
-
-
-def read_judged(referee: RememberingReferee, path: Path) -> dict[tuple, Verdict]:
-    """The verdicts of a stage file for ``referee``'s game; empty when the file is missing or was written by
-    other referee code (the same check as the referee cache's)."""
-    return RememberingReferee(referee.referee, path).verdicts
+    optimal = optimal_set(params, game_id)
+    return {"optimal": optimal, **phase_position_sets(params, game_id)} if optimal else {}
 
 
 @cache
@@ -120,8 +123,7 @@ def _judge_in_pool(referee: RememberingReferee, states: list[Any], processes: in
     with mp.get_context("spawn").Pool(processes) as pool:
         tasks = [(referee.game.game_id, chunk) for chunk in chunks]
         for chunk, verdicts in zip(chunks, pool.imap(_judge_chunk, tasks)):
-            referee.verdicts.update(zip((tuple(s) for s in chunk), verdicts))
-            referee.added += len(chunk)
+            referee.add(chunk, verdicts)
             bar.update(len(chunk))
 
 
@@ -149,8 +151,7 @@ def run_referee(params: Params, root: Path, processes: int = 1, progress: bool =
             summary[game_id] = {"positions": 0, "seconds": 0.0}
             continue
         judge(referee, positions, processes, progress)
-        referee.store = path
-        referee.save()
+        referee.write(path)
         summary[game_id] = {"positions": len(referee.verdicts), "seconds": time.perf_counter() - t0}
         print(f"referee: {game_id}: {len(referee.verdicts):,} positions in {summary[game_id]['seconds']:.1f} s",
               file=sys.stderr, flush=True)

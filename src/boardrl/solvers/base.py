@@ -14,7 +14,7 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from boardrl.games.base import Game
 
@@ -81,19 +81,22 @@ class RememberingReferee(Referee):
 
     Why: evaluations judge the same seeded position sets again and again (every seed's agent, a search agent's
     network alone, every experiment of the game), and one Connect 4 verdict costs up to a second of search.
-    The file is a cache, not a result: verdicts are exact, and the file is read only when it was written by the
+    ``store`` is a cache, not a result: verdicts are exact, and the file is read only when it was written by the
     same referee code (``code``: a fingerprint of the solver's and the game's source), otherwise ignored.
+    ``known`` is a file of the same format that is only read (the ``referee`` stage's output, a DVC output
+    that no other process may rewrite); its verdicts count as known, not as added.
     """
 
-    def __init__(self, referee: Referee, store: str | Path | None = None) -> None:
+    def __init__(self, referee: Referee, store: str | Path | None = None, known: str | Path | None = None) -> None:
         super().__init__(referee.game)
         self.referee = referee
         self.verdicts: dict[tuple, Verdict] = {}
         self.store = Path(store) if store is not None else None
         self.code = _source_fingerprint(type(referee), type(referee.game))
         self.added = 0
-        if self.store is not None:
-            self.verdicts.update(self._read())
+        for path in (self.store, known):
+            if path is not None:
+                self.verdicts.update(self._read(Path(path)))
 
     def solve(self, state: Any) -> Verdict:
         key = tuple(state)
@@ -103,19 +106,29 @@ class RememberingReferee(Referee):
             self.added += 1
         return verdict
 
+    def add(self, states: Sequence[Any], verdicts: Sequence[Verdict]) -> None:
+        """Record verdicts found elsewhere (worker processes of the same referee code) as found here."""
+        for state, verdict in zip(states, verdicts, strict=True):
+            self.verdicts[tuple(state)] = verdict
+        self.added += len(verdicts)
+
     def save(self) -> None:
-        """Write every verdict known to ``store`` (atomically) when this process added any."""
+        """Write every verdict known to ``store`` when this process added any."""
         if self.store is None or not self.added:
             return
+        self.write(self.store)
+        self.added = 0
+
+    def write(self, path: str | Path) -> None:
+        """Write every verdict known to ``path``, atomically, in the format ``store`` and ``known`` read."""
         from boardrl.atomic_io import atomic_write_json
 
         rows = [[list(k), v.value, list(v.optimal_moves), v.margin, v.score] for k, v in self.verdicts.items()]
-        atomic_write_json(self.store, {"game": self.game.game_id, "code": self.code, "verdicts": rows})
-        self.added = 0
+        atomic_write_json(Path(path), {"game": self.game.game_id, "code": self.code, "verdicts": rows})
 
-    def _read(self) -> dict[tuple, Verdict]:
+    def _read(self, path: Path) -> dict[tuple, Verdict]:
         try:
-            data = json.loads(self.store.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("game") != self.game.game_id or data.get("code") != self.code:
                 return {}
             return {tuple(k): Verdict(value, tuple(moves), margin, score)
