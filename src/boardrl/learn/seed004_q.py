@@ -188,7 +188,6 @@ class Seed004QAgent(Agent):
         return cls(game, tuple(tables), info.get("tie_break", "uniform"), info["agent"], info.get("meta"))
 
 
-
 # ---------------------------------------------------------------------------------------------- training
 class _Trainer:
     """One table's training games, one after another (the seed's order: each game sees every earlier update)."""
