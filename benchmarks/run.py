@@ -334,19 +334,21 @@ def bench_alphazero(repeats: int) -> dict[str, float]:
     from boardrl.agents.puct import NetworkEvaluator, SearchSettings, sample_moves, search, step_rows, visit_policy
     from boardrl.config import load_params
     from boardrl.games import make_game
-    from boardrl.learn.device import torch_threads
+    from boardrl.learn.device import pick_device, torch_threads
     from boardrl.learn.nn import build_network, network_preset
 
     p = load_params(HERE.parent / "params.yaml").learner_params("connect4_alphazero")
     game = make_game("connect4")
     torch_threads(p.threads)  # null in params: every core, as the learner
+    device = pick_device(p.device)  # as the learner: CUDA when present
     torch.manual_seed(0)
-    net = build_network(network_preset(p.network, game.encoding_shape), game.encoding_shape, game.num_actions)
+    net = build_network(network_preset(p.network, game.encoding_shape), game.encoding_shape,
+                        game.num_actions).to(device)
     settings = SearchSettings(simulations=p.simulations, c_puct=p.c_puct, leaves_per_wave=p.leaves_per_wave)
     runs = []
     for r in range(max(1, min(repeats, 3)) + 1):  # run 0 warms up numba and torch
         rng = np.random.default_rng(r)
-        evaluator = NetworkEvaluator(game, net.eval())
+        evaluator = NetworkEvaluator(game, net.eval(), device)
         initial = np.asarray(game.initial_state(), dtype=np.int64)
         states = np.repeat(initial[None], p.parallel_games, axis=0)
         clock: dict[str, float] = {}
@@ -426,6 +428,13 @@ def _git_commit() -> str | None:
         return None
 
 
+def _torch_device() -> str:
+    """Where the torch figures ran ("cpu" or the GPU's name): the learners' "auto" device."""
+    import torch
+
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+
+
 def _write_atomic(path: Path, data: dict) -> None:
     """results.json with sorted keys (stable diffs between runs), written atomically."""
     atomic_write_json(path, {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in sorted(data.items())})
@@ -466,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "repeats": args.repeats,
         "batch_n": BATCH_N,
+        "torch_device": _torch_device(),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     _write_atomic(args.output, results)

@@ -165,8 +165,8 @@ def test_losses_are_the_masked_cross_entropy_or_squared_error_and_the_value_mse(
         rows, pi, z = learner.window.sample(32, rng)
         rows, pi = augment(TTT, rows, pi, rng)
         with torch.no_grad():
-            logits, value = learner.net(torch.from_numpy(TTT.encode_batch(rows)))
-        logits, value = logits.double().numpy(), value.double().numpy()
+            logits, value = learner.net(torch.from_numpy(TTT.encode_batch(rows)).to(learner.device))
+        logits, value = logits.double().cpu().numpy(), value.double().cpu().numpy()
         legal = TTT.legal_mask_batch(rows)
         shifted = np.where(legal, logits - logits.max(axis=1, keepdims=True), 0.0)
         e = np.where(legal, np.exp(shifted), 0.0)

@@ -155,7 +155,7 @@ def test_greedy_action_is_never_illegal_even_when_illegal_values_are_largest():
         learner.online.head.q.bias.copy_(torch.tensor([100.0, 0, 0, 0, 0, 0, 50.0]))
     c4 = learner.game
     states = np.array([c4.replay("111111"), c4.replay("1111117777"), c4.replay("")], dtype=np.int64)
-    sums, counts = {"q": torch.zeros(())}, {"q": 0}
+    sums, counts = {"q": torch.zeros((), device=learner.device)}, {"q": 0}  # as the learner's (CUDA when present)
     acts = learner._greedy(c4.encode_batch(states), c4.legal_mask_batch(states), sums, counts)
     assert acts[0] == 6 and acts[1] == 6 and acts[2] == 0
 
