@@ -1,5 +1,6 @@
-"""AlphaZeroAgent: the network evaluator's priors and values, the move rule, save/load with its search settings,
-``model:...,simulations=N`` overrides, and one-line errors for what cannot search."""
+"""AlphaZeroAgent: the network evaluator's priors and values, playout values mixed in, the move rule, save/load
+with its search and value settings, ``model:...,simulations=N`` overrides, and one-line errors for what cannot
+search."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from boardrl.agents.alphazero import AlphaZeroAgent
 from boardrl.agents.learned import ModelError
 from boardrl.agents.models import load_model_agent
 from boardrl.agents.network import NetworkAgent
-from boardrl.agents.puct import NetworkEvaluator, SearchSettings, most_visited, search
+from boardrl.agents.puct import (MixedEvaluator, NetworkEvaluator, RolloutEvaluator, SearchSettings,
+                                 most_visited, search)
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
 from boardrl.games.base import random_legal_actions
@@ -61,6 +63,28 @@ def test_network_evaluator_gives_the_softmax_over_legal_logits_and_the_value_hea
     assert priors == pytest.approx(expected, abs=1e-6) and (priors[~legal] == 0).all()
     assert values == pytest.approx(value, abs=1e-7) and (np.abs(values) <= 1).all()
     assert ev.calls == 1 and ev.positions == 12
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.25, 1.0])
+def test_mixed_evaluator_keeps_the_priors_and_mixes_the_values_with_the_same_playouts(weight):
+    """Priors are the network's; the value is (1 - w) * network + w * the playouts a rollout evaluator draws from
+    the same generator state; w = 0 runs no playout (the generator is left untouched)."""
+    agent, rows = make(), positions(12)
+    legal = TTT.legal_mask_batch(rows)
+    net, roll = NetworkEvaluator(TTT, agent.network), RolloutEvaluator(TTT, 3)
+    priors, values = MixedEvaluator(net, roll, weight).evaluate(rows, legal, rng := np.random.default_rng(4))
+    net_priors, net_values = net.evaluate(rows, legal, np.random.default_rng(0))
+    played = roll.evaluate(rows, legal, np.random.default_rng(4))[1]
+    assert np.array_equal(priors, net_priors)
+    assert values == pytest.approx((1 - weight) * net_values + weight * played, abs=1e-6)
+    assert values.dtype == np.float32 and (np.abs(values) <= 1).all()
+    untouched = np.random.default_rng(4).random() == rng.random()
+    assert untouched == (weight == 0.0)
+
+
+def test_mixed_evaluator_refuses_a_weight_outside_zero_to_one():
+    with pytest.raises(BoardRLError, match=r"rollout_weight must be in \[0, 1\], got 1.5"):
+        MixedEvaluator(NetworkEvaluator(TTT, make().network), RolloutEvaluator(TTT), 1.5)
 
 
 # ---------------------------------------------------------------------------------------------- acting
@@ -128,6 +152,38 @@ def test_save_load_round_trip_keeps_the_search_settings_and_the_moves(tmp_path):
     assert loaded.act_batch(rows, np.random.default_rng(0)).tolist() == \
         agent.act_batch(rows, np.random.default_rng(0)).tolist()
     assert np.array_equal(loaded.value_batch(rows), agent.value_batch(rows))
+
+
+def test_save_load_keeps_the_playout_share_and_old_models_read_as_the_network_alone(tmp_path):
+    agent = make()
+    mixed = AlphaZeroAgent(TTT, agent.network, PV, agent.settings_search, name="az", rollout_weight=0.5, rollouts=2)
+    mixed.save(tmp_path / "mixed")
+    info = json.loads((tmp_path / "mixed" / "agent.json").read_text())
+    assert info["value"] == {"rollout_weight": 0.5, "rollouts": 2}
+    loaded = load_agent(TTT, "az", tmp_path / "mixed")
+    assert (loaded.rollout_weight, loaded.rollouts) == (0.5, 2)
+    assert (loaded.with_simulations(5).rollout_weight, loaded.with_simulations(5).rollouts) == (0.5, 2)
+    rows = positions(16, seed=2)
+    assert loaded.act_batch(rows, np.random.default_rng(3)).tolist() == \
+        mixed.act_batch(rows, np.random.default_rng(3)).tolist()
+    agent.save(tmp_path / "old")
+    path = tmp_path / "old" / "agent.json"
+    path.write_text(json.dumps({k: v for k, v in json.loads(path.read_text()).items() if k != "value"}))
+    assert load_agent(TTT, "az", tmp_path / "old").rollout_weight == 0.0
+
+
+@pytest.mark.parametrize("value,fragment", [
+    ({"rollout_weight": 2}, "rollout_weight must be in [0, 1]"),
+    ({"rollouts": 0}, "rollouts >= 1"),
+    ({"rollout_weight": "lots"}, "could not convert"),
+])
+def test_bad_value_settings_in_agent_json_are_a_model_error(tmp_path, value, fragment):
+    make().save(tmp_path / "m")
+    path = tmp_path / "m" / "agent.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "value": value}))
+    with pytest.raises(ModelError, match="bad value settings in agent.json") as err:
+        load_agent(TTT, None, tmp_path / "m")
+    assert fragment in str(err.value) and "\n" not in str(err.value)
 
 
 def test_a_model_spec_overrides_the_simulations_of_a_saved_directory(tmp_path):

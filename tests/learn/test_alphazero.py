@@ -276,3 +276,14 @@ def test_tiny_tictactoe_run_stops_losing_to_random(tmp_path):
     after = play_match(TTT, agent, random, 400, seed=7).combined
     assert wilson_interval(before.losses, 400, 0.999)[0] > 0.04  # the search alone does not get there
     assert wilson_interval(after.losses, 400, 0.999)[1] < 0.04, (after.wins, after.draws, after.losses)
+
+
+def test_the_trained_agent_takes_the_eval_search_and_value_settings():
+    """``eval_*`` params reach the snapshot (the saved model): simulations, and the playout share of its value."""
+    learner = setup_learner("tictactoe", network=TINY_NET, eval_simulations=7, eval_rollout_weight=0.5,
+                            eval_rollouts=3)
+    agent = learner.snapshot()
+    assert (agent.simulations, agent.rollout_weight, agent.rollouts) == (7, 0.5, 3)
+    assert setup_learner("tictactoe", network=TINY_NET).snapshot().rollout_weight == 0.0  # the network alone
+    with pytest.raises(LearnError, match="eval_rollout_weight"):
+        setup_learner("tictactoe", network=TINY_NET, eval_rollout_weight=1.5)

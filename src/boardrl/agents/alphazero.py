@@ -8,7 +8,9 @@ positions; ``act`` is the one-row case.  The move is the most visited root actio
 the lower action), deterministic given the network: temperature belongs to self-play, not to evaluation.
 
 Saved as kind ``alphazero`` with the search settings in agent.json, so ``model:<experiment>`` plays with the
-simulations it was trained for and ``model:<experiment>,simulations=800`` overrides them.
+simulations it was trained for and ``model:<experiment>,simulations=800`` overrides them.  ``rollout_weight``
+(agent.json ``value``) mixes random playouts into the leaf values (``MixedEvaluator``, AlphaGo's leaf value); 0,
+the default and what models saved before it read as, is the network's value alone.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import numpy as np
 import torch
 
 from boardrl.agents.network import NetworkAgent
-from boardrl.agents.puct import NetworkEvaluator, SearchSettings, most_visited, search
+from boardrl.agents.puct import (MixedEvaluator, NetworkEvaluator, RolloutEvaluator, SearchSettings, most_visited,
+                                 search)
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 
@@ -36,13 +39,16 @@ class AlphaZeroAgent(NetworkAgent):
     wants_batches = True
 
     def __init__(self, game: Game, network: torch.nn.Module, config: Any, settings: SearchSettings,
-                 name: str = "alphazero", meta: dict | None = None, device: Any = None) -> None:
+                 name: str = "alphazero", meta: dict | None = None, device: Any = None,
+                 rollout_weight: float = 0.0, rollouts: int = 1) -> None:
         super().__init__(game, network, config, "greedy", name=name, meta=meta, device=device)
         if self.config.head != "policy_value":
             raise BoardRLError(f"{name}: AlphaZero needs a policy_value network, not a {self.config.head} head")
         self.network.eval()
         self.settings_search = replace(settings, noise=0.0)
-        self.evaluator = NetworkEvaluator(game, self.network, self.device)
+        self.rollout_weight, self.rollouts = float(rollout_weight), int(rollouts)
+        self.evaluator = MixedEvaluator(NetworkEvaluator(game, self.network, self.device),
+                                        RolloutEvaluator(game, self.rollouts), self.rollout_weight)
 
     @property
     def simulations(self) -> int:
@@ -52,7 +58,7 @@ class AlphaZeroAgent(NetworkAgent):
         """The same network (shared) searching ``simulations`` per move."""
         settings = replace(self.settings_search, simulations=int(simulations))
         return AlphaZeroAgent(self.game, self.network, self.config, settings, name or self.name, self.meta,
-                              self.device)
+                              self.device, self.rollout_weight, self.rollouts)
 
     def network_agent(self, name: str | None = None) -> NetworkAgent:
         """The raw policy: the most probable legal move of the network, no search."""
@@ -70,7 +76,8 @@ class AlphaZeroAgent(NetworkAgent):
 
     # ------------------------------------------------------------------ saving
     def extra_info(self) -> dict[str, Any]:
-        return {"search": asdict(self.settings_search)}
+        return {"search": asdict(self.settings_search),
+                "value": {"rollout_weight": self.rollout_weight, "rollouts": self.rollouts}}
 
     @classmethod
     def load(cls, game: Game, info: dict, model_dir: Path, device: Any = None) -> "AlphaZeroAgent":
@@ -81,6 +88,14 @@ class AlphaZeroAgent(NetworkAgent):
             settings = SearchSettings(**(info.get("search") or {}))
         except (TypeError, BoardRLError) as exc:
             raise ModelError(f"{Path(model_dir)}: bad search settings in agent.json: {exc}") from None
+        value = {"rollout_weight": 0.0, "rollouts": 1, **(info.get("value") or {})}
+        try:
+            weight, rollouts = float(value["rollout_weight"]), int(value["rollouts"])
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"{Path(model_dir)}: bad value settings in agent.json: {exc}") from None
+        if not 0.0 <= weight <= 1.0 or rollouts < 1:
+            raise ModelError(f"{Path(model_dir)}: bad value settings in agent.json: rollout_weight must be in "
+                             f"[0, 1] and rollouts >= 1, got {weight} and {rollouts}")
         return cls(game, net.network, net.config, settings, name=info["agent"], meta=info.get("meta"),
-                   device=net.device)
+                   device=net.device, rollout_weight=weight, rollouts=rollouts)
 

@@ -66,11 +66,10 @@ def optimal_moves(params: Params, game, agent, root: Path | None = None) -> dict
     ``root``: the project whose ``referee`` stage output and cache hold the verdicts (None: boardrl.cache's
     default cache only)."""
 
-    n = params.evaluate.optimal_positions
-    referee = _referee(game.game_id, root) if n else None
+    positions = optimal_set(params, game.game_id)
+    referee = _referee(game.game_id, root) if positions else None
     if referee is None:
         return None  # no positions asked for, or no referee for this game: the rate is null in the results
-    positions = optimal_set(params, game.game_id)
     rate = optimal_move_rate(agent, referee, positions, np.random.default_rng(sub_seed(params.evaluate.seed, 4)))
     referee.save()
     print(f"evaluate: optimal-move rate {rate.rate:.4f} on {rate.n} positions", file=sys.stderr, flush=True)

@@ -23,13 +23,12 @@ from typing import Any, Sequence
 
 from tqdm import tqdm
 
-from boardrl.atomic_io import atomic_write_json
 from boardrl.config import Params
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.optimal_rate import position_set
 from boardrl.evaluate.phases import PHASE_SHARE, PHASES, phase_positions
 from boardrl.games import make_game
-from boardrl.solvers.base import Referee, RememberingReferee, Verdict, make_referee
+from boardrl.solvers.base import Referee, RememberingReferee, Verdict, make_referee, write_verdicts
 from boardrl.tracking.curve import sub_seed
 
 #: Positions judged per task; a pool is started only when the first chunk shows the rest would take longer
@@ -147,7 +146,7 @@ def run_referee(params: Params, root: Path, processes: int = 1, progress: bool =
             referee = None  # no referee for this game (Conniption)
         positions = [p for s in evaluation_positions(params, game_id).values() for p in s] if referee else []
         if not positions:
-            atomic_write_json(path, {"game": game_id, "code": None, "verdicts": []})  # read back as no verdicts
+            write_verdicts(path, game_id, None, {})  # read back as no verdicts
             summary[game_id] = {"positions": 0, "seconds": 0.0}
             continue
         judge(referee, positions, processes, progress)

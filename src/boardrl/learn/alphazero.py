@@ -56,6 +56,10 @@ class AlphaZeroParams(LearnerParams):
     leaves_per_wave: int = Field(1, ge=1, description="walks per tree per network batch in self-play "
                                  "(1 = no virtual loss; the batch is already parallel_games wide)")
     eval_leaves_per_wave: int = Field(8, ge=1, description="walks per tree per batch for the trained agent")
+    eval_rollout_weight: float = Field(0.0, ge=0.0, le=1.0, description="the trained agent's leaf value: this "
+                                       "share from random playouts, the rest from the network (agents/puct.py "
+                                       "MixedEvaluator); self-play always uses the network alone")
+    eval_rollouts: int = Field(1, ge=1, description="random playouts per leaf when eval_rollout_weight > 0")
     dirichlet_alpha: float = Field(0.3, gt=0.0, description="root noise concentration (seed 003: 1)")
     noise: float = Field(0.25, ge=0.0, le=1.0, description="weight of the root noise in self-play")
     temperature_plies: int = Field(8, ge=0, description="plies played at temperature 1, then the most visited")
@@ -305,7 +309,8 @@ class AlphaZeroLearner(Learner):
         settings = SearchSettings(simulations=p.eval_simulations, c_puct=p.c_puct, fpu=p.fpu,
                                   leaves_per_wave=p.eval_leaves_per_wave, dirichlet_alpha=p.dirichlet_alpha)
         net = copy.deepcopy(self.player).to("cpu").eval()
-        return AlphaZeroAgent(self.game, net, self.config, settings, name=self.name, meta=self._meta(), device="cpu")
+        return AlphaZeroAgent(self.game, net, self.config, settings, name=self.name, meta=self._meta(), device="cpu",
+                              rollout_weight=p.eval_rollout_weight, rollouts=p.eval_rollouts)
 
 
 LEARNER = AlphaZeroLearner

@@ -121,10 +121,7 @@ class RememberingReferee(Referee):
 
     def write(self, path: str | Path) -> None:
         """Write every verdict known to ``path``, atomically, in the format ``store`` and ``known`` read."""
-        from boardrl.atomic_io import atomic_write_json
-
-        rows = [[list(k), v.value, list(v.optimal_moves), v.margin, v.score] for k, v in self.verdicts.items()]
-        atomic_write_json(Path(path), {"game": self.game.game_id, "code": self.code, "verdicts": rows})
+        write_verdicts(path, self.game.game_id, self.code, self.verdicts)
 
     def _read(self, path: Path) -> dict[tuple, Verdict]:
         try:
@@ -144,3 +141,11 @@ def _source_fingerprint(*classes: type) -> str:
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()
 
+
+def write_verdicts(path: str | Path, game_id: str, code: str | None, verdicts: dict[tuple, Verdict]) -> None:
+    """Write ``verdicts`` (state row -> verdict) to ``path`` atomically, in the file format ``RememberingReferee``
+    reads; ``code`` None (no referee code) makes a file that reads back as no verdicts for any referee."""
+    from boardrl.atomic_io import atomic_write_json
+
+    rows = [[list(k), v.value, list(v.optimal_moves), v.margin, v.score] for k, v in verdicts.items()]
+    atomic_write_json(Path(path), {"game": game_id, "code": code, "verdicts": rows})
