@@ -287,3 +287,19 @@ def test_the_trained_agent_takes_the_eval_search_and_value_settings():
     assert setup_learner("tictactoe", network=TINY_NET).snapshot().rollout_weight == 0.0  # the network alone
     with pytest.raises(LearnError, match="eval_rollout_weight"):
         setup_learner("tictactoe", network=TINY_NET, eval_rollout_weight=1.5)
+
+
+def test_value_target_mixes_the_result_with_the_root_search_value_linearly():
+    """The same self-play (one seed, no learning in between) stored with value_target_q 0, 1 and 0.5: w = 0 stores
+    the game results (-1, 0, 1), w = 1 the roots' search values, and w = 0.5 exactly their mean."""
+    stored = {}
+    for w in (0.0, 1.0, 0.5):
+        learner = setup_learner("tictactoe", network=TINY_NET, simulations=8, value_target_q=w)
+        learner._self_play(8)
+        n = len(learner.window)
+        stored[w] = (learner.window.rows[:n].copy(), learner.window.z[:n].copy())
+    assert all(np.array_equal(stored[0.0][0], stored[w][0]) for w in (1.0, 0.5))  # the same games
+    results, searched = stored[0.0][1], stored[1.0][1]
+    assert set(np.unique(results)) <= {-1.0, 0.0, 1.0} and not np.array_equal(results, searched)
+    assert (np.abs(searched) <= 1).all()
+    np.testing.assert_allclose(stored[0.5][1], 0.5 * results + 0.5 * searched, atol=1e-6)

@@ -71,6 +71,8 @@ class AlphaZeroParams(LearnerParams):
     lr: float = Field(1e-3, gt=0.0, description="Adam learning rate")
     weight_decay: float = Field(1e-4, ge=0.0)
     policy_loss: Literal["cross_entropy", "mse"] = Field("cross_entropy", description="seed 003: mse")
+    value_target_q: float = Field(0.0, ge=0.0, le=1.0, description="value target = (1 - w) * game result + w * "
+                                  "the root's search value for the mover (0: the result alone, AlphaZero's)")
     symmetry: bool = Field(True, description="train on a random symmetry image of every sampled position")
     gating_games: int = Field(0, ge=0, description="arena games per learning phase (0: no gating)")
     gating_threshold: float = Field(0.55, ge=0.0, le=1.0)
@@ -202,7 +204,7 @@ class AlphaZeroLearner(Learner):
         states = np.repeat(np.asarray(game.initial_state(), dtype=np.int64)[None], n, axis=0)
         live = np.ones(n, dtype=bool)
         plies = 0
-        record_rows, record_pi, record_game, record_mover = [], [], [], []
+        record_rows, record_pi, record_game, record_mover, record_q = [], [], [], [], []
         results = np.zeros((n, 2), np.float32)
         settings = self._search_settings(noise=True)
         while live.any():
@@ -215,6 +217,7 @@ class AlphaZeroLearner(Learner):
             record_pi.append(pi.astype(np.float32))
             record_game.append(rows)
             record_mover.append(game.to_move_batch(states[rows]).astype(np.int64))
+            record_q.append(trees.root_values().astype(np.float32))
             nxt, finished, rets = step_rows(game, states[rows], moves)
             states[rows] = nxt
             results[rows[finished]] = rets[finished]
@@ -222,6 +225,8 @@ class AlphaZeroLearner(Learner):
             plies += 1
         game_of, mover = np.concatenate(record_game), np.concatenate(record_mover)
         z = results[game_of, mover]
+        if p.value_target_q > 0:  # the search's root value is less noisy than one game's result
+            z = ((1 - p.value_target_q) * z + p.value_target_q * np.concatenate(record_q)).astype(np.float32)
         self.window.add(np.concatenate(record_rows), np.concatenate(record_pi), z)
         self.counters["games"] += n
         self.counters["since_train"] += n
