@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from boardrl.agents import make_agent
@@ -51,8 +52,8 @@ def main() -> None:
         raise SystemExit(f"{args.experiment}: not an AlphaZero model (kind {info.get('kind')!r})")
     for simulations in numbers(args.simulations, int):
         for weight in numbers(args.rollout_weight, float):
-            agent = AlphaZeroAgent(game, trained.network, trained.config,
-                                   trained.with_simulations(simulations).settings_search, name=trained.name,
+            settings = replace(trained.settings_search, simulations=simulations)
+            agent = AlphaZeroAgent(game, trained.network, trained.config, settings, name=trained.name,
                                    rollout_weight=weight, rollouts=args.rollouts)
             for spec in args.opponent:
                 t = time.perf_counter()
