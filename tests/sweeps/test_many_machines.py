@@ -53,6 +53,15 @@ def env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "BOARDRL_"))}
 
 
+def worker_error(stderr: str) -> str:
+    """The part of a worker's stderr that says why it failed: its last traceback, or its last 40 lines.
+
+    Why: progress bars fill the stream, so its plain tail once showed nothing of the cause."""
+    lines = [line.rsplit("\r", 1)[-1] for line in stderr.splitlines()]
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback")]
+    return "\n".join(lines[starts[-1]:] if starts else lines[-40:])
+
+
 def test_two_workers_share_one_study_and_finish_exactly_the_trials(servers, project):
     created = subprocess.run(sweep_cmd(servers, "pg-two", "--trials", str(TRIALS), "--create-only", budget=600_000),
                              cwd=project,
@@ -65,7 +74,7 @@ def test_two_workers_share_one_study_and_finish_exactly_the_trials(servers, proj
                                 env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for i in range(2)]
     outs = [w.communicate(timeout=400) for w in workers]
-    assert [w.returncode for w in workers] == [0, 0], [o[1][-2000:] for o in outs]
+    assert [w.returncode for w in workers] == [0, 0], "\n\n".join(worker_error(o[1]) for o in outs)
     study = optuna.load_study(study_name="pg-two", storage=servers["pg"])
     finished = [t for t in study.trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
     assert len(finished) == TRIALS and not [t for t in study.trials if t.state == TrialState.RUNNING]
