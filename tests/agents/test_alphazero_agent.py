@@ -199,6 +199,20 @@ def test_a_model_spec_overrides_the_simulations_of_a_saved_directory(tmp_path):
         plain.with_simulations(5).act_batch(rows, np.random.default_rng(0)).tolist()
 
 
+def test_a_model_spec_sets_playout_values_and_keeps_the_rest(tmp_path):
+    make().save(tmp_path / "model")
+    spec = f"model:{tmp_path / 'model'},rollout_weight=0.25,rollouts=3"
+    agent = make_agent(TTT, spec)
+    assert (agent.rollout_weight, agent.rollouts, agent.name) == (0.25, 3, spec)
+    assert agent.settings_search == replace(SETTINGS, noise=0.0) and agent.evaluator.rollout_weight == 0.25
+    only_weight = make_agent(TTT, f"model:{tmp_path / 'model'},rollout_weight=1,simulations=7")
+    assert (only_weight.rollout_weight, only_weight.rollouts, only_weight.simulations) == (1.0, 1, 7)
+    rows = positions(16, seed=4)
+    direct = AlphaZeroAgent(TTT, agent.network, PV, agent.settings_search, rollout_weight=0.25, rollouts=3)
+    assert agent.act_batch(rows, np.random.default_rng(5)).tolist() == \
+        direct.act_batch(rows, np.random.default_rng(5)).tolist()
+
+
 def test_simulations_for_a_model_that_does_not_search_is_one_line(tmp_path):
     torch.manual_seed(0)
     config = MLPConfig(hidden=[8])
@@ -210,6 +224,8 @@ def test_simulations_for_a_model_that_does_not_search_is_one_line(tmp_path):
                               "this model is a network agent")
     with pytest.raises(BoardRLError, match="simulations must be at least 1"):
         load_model_agent(TTT, f"model:{tmp_path / 'q'},simulations=0")
+    with pytest.raises(BoardRLError, match="rollout_weight= and rollouts= apply to agents that search"):
+        load_model_agent(TTT, f"model:{tmp_path / 'q'},rollout_weight=1,rollouts=2")
 
 
 @pytest.mark.parametrize("search_info,fragment", [

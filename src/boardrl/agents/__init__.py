@@ -22,6 +22,7 @@ human               every game: moves typed at the terminal
 pool                every game: each game one member drawn uniformly (``members=sols+cells+flip``)
 moderate, advanced  Dots and Boxes: seed 001's players
 model:<id>          a trained model: ``model:<experiment id>[,seed=K][,simulations=N]`` or ``model:<model directory>``
+                    (AlphaZero also ``rollout_weight=W``, ``rollouts=R``: playouts in its leaf values)
 conniption_random, sols, cells, hybrid, flip   Conniption: seed 004's minimax players (``max_depth``)
 ==================  =======================================================================================
 """

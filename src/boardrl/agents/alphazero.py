@@ -10,7 +10,8 @@ the lower action), deterministic given the network: temperature belongs to self-
 Saved as kind ``alphazero`` with the search settings in agent.json, so ``model:<experiment>`` plays with the
 simulations it was trained for and ``model:<experiment>,simulations=800`` overrides them.  ``rollout_weight``
 (agent.json ``value``) mixes random playouts into the leaf values (``MixedEvaluator``, AlphaGo's leaf value); 0,
-the default and what models saved before it read as, is the network's value alone.
+the default and what models saved before it read as, is the network's value alone;
+``model:<experiment>,rollout_weight=1,rollouts=4`` overrides it too.
 """
 
 from __future__ import annotations
@@ -56,9 +57,18 @@ class AlphaZeroAgent(NetworkAgent):
 
     def with_simulations(self, simulations: int, name: str | None = None) -> "AlphaZeroAgent":
         """The same network (shared) searching ``simulations`` per move."""
-        settings = replace(self.settings_search, simulations=int(simulations))
+        return self.with_search(simulations=simulations, name=name)
+
+    def with_search(self, simulations: int | None = None, rollout_weight: float | None = None,
+                    rollouts: int | None = None, name: str | None = None) -> "AlphaZeroAgent":
+        """The same network (shared) with the settings given changed and the others kept: the search budget, and
+        the playout share of the leaf value (``model:<id>,rollout_weight=1,rollouts=4`` tries playout values on a
+        trained model without retraining)."""
+        settings = self.settings_search if simulations is None else replace(self.settings_search,
+                                                                            simulations=int(simulations))
+        weight = self.rollout_weight if rollout_weight is None else rollout_weight
         return AlphaZeroAgent(self.game, self.network, self.config, settings, name or self.name, self.meta,
-                              self.device, self.rollout_weight, self.rollouts)
+                              self.device, weight, self.rollouts if rollouts is None else rollouts)
 
     def network_agent(self, name: str | None = None) -> NetworkAgent:
         """The raw policy: the most probable legal move of the network, no search."""

@@ -1,10 +1,11 @@
-"""Trained models as agents by name: ``model:<experiment id>[,seed=K][,simulations=N]`` or ``model:<path>``.
+"""Trained models as agents by name: ``model:<experiment id>[,seed=K][,simulations=N]...`` or ``model:<path>``.
 
 Why here: a trained model must be usable wherever agents are named (ladder opponents in params, ``make_agent``,
 ``boardrl match``, ``boardrl play``), through the same registry as the built-in players.  An experiment id is
 looked up under ``<project>/models/<id>/seed-<K>/model`` (the project is ``$BOARDRL_ROOT``, else the current
 directory, where DVC runs every stage); without ``seed=`` the lowest trained seed is used.  ``simulations=N``
-sets the search budget of an agent that searches (AlphaZero) and is refused for the others.
+sets the search budget of an agent that searches (AlphaZero), ``rollout_weight=W`` / ``rollouts=R`` its share of
+random playouts in the leaf value (``agents/puct.py``, ``MixedEvaluator``); they are refused for the others.
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ def project_root() -> Path:
     return Path(os.environ.get(ROOT_ENV) or Path.cwd())
 
 
-MODEL_OPTIONS = ("seed", "simulations")
+#: Options of a model spec: seed picks the trained seed; the others override an AlphaZero model's search.
+WHOLE_OPTIONS = ("seed", "simulations", "rollouts")
+SEARCH_OPTIONS = ("simulations", "rollout_weight", "rollouts")
+OPTIONS_HELP = "seed=<whole number>, simulations=<whole number>, rollouts=<whole number> or rollout_weight=<0 to 1>"
 
 
 def parse_model_spec(spec: str) -> tuple[str, int | None]:
@@ -38,22 +42,37 @@ def parse_model_spec(spec: str) -> tuple[str, int | None]:
     return target, options.get("seed")
 
 
-def parse_model_options(spec: str) -> tuple[str, dict[str, int]]:
-    """(target, {option: whole number}) of a model spec; the options are ``MODEL_OPTIONS``."""
+def parse_model_options(spec: str) -> tuple[str, dict[str, int | float]]:
+    """(target, {option: value}) of a model spec: whole numbers for ``WHOLE_OPTIONS``, a fraction in [0, 1] for
+    ``rollout_weight``; a one-line error naming the spec otherwise."""
     body = spec.strip()[len(PREFIX):]
     target, *parts = [part.strip() for part in body.split(",")]
     if not target:
         raise BoardRLError(f"agent spec {spec!r}: name an experiment id or a model directory after 'model:'")
-    options: dict[str, int] = {}
+    options: dict[str, int | float] = {}
     for opt in parts:
         key, _, value = (x.strip() for x in opt.partition("="))
-        if key not in MODEL_OPTIONS or not value.isdigit():
-            raise BoardRLError(f"agent spec {spec!r}: {opt!r} is not seed=<whole number> or "
-                               "simulations=<whole number>")
-        options[key] = int(value)
-    if options.get("simulations") == 0:
-        raise BoardRLError(f"agent spec {spec!r}: simulations must be at least 1")
+        parsed = _option_value(key, value)
+        if parsed is None:
+            raise BoardRLError(f"agent spec {spec!r}: {opt!r} is not {OPTIONS_HELP}")
+        options[key] = parsed
+    for key in ("simulations", "rollouts"):
+        if options.get(key) == 0:
+            raise BoardRLError(f"agent spec {spec!r}: {key} must be at least 1")
     return target, options
+
+
+def _option_value(key: str, value: str) -> int | float | None:
+    """The value of one ``key=value`` option, or None when the key is unknown or the value malformed."""
+    if key in WHOLE_OPTIONS:
+        return int(value) if value.isdigit() else None
+    if key == "rollout_weight":
+        try:
+            weight = float(value)
+        except ValueError:
+            return None
+        return weight if 0.0 <= weight <= 1.0 else None
+    return None
 
 
 def model_dir(spec: str, root: Path | None = None) -> Path:
@@ -80,11 +99,13 @@ def load_model_agent(game: Game, spec: str) -> Agent:
     from boardrl.agents.learned import load_agent
 
     agent = load_agent(game, None, model_dir(spec))
-    simulations = parse_model_options(spec)[1].get("simulations")
-    if simulations is not None:
-        if not hasattr(agent, "with_simulations"):
-            raise BoardRLError(f"agent spec {spec!r}: simulations= applies to agents that search (AlphaZero); "
-                               f"this model is a {getattr(agent, 'kind', type(agent).__name__)} agent")
-        agent = agent.with_simulations(simulations)
+    search = {k: v for k, v in parse_model_options(spec)[1].items() if k in SEARCH_OPTIONS}
+    if search:
+        if not hasattr(agent, "with_search"):
+            named = " and ".join(f"{key}=" for key in search)
+            raise BoardRLError(f"agent spec {spec!r}: {named} {'applies' if len(search) == 1 else 'apply'} to agents "
+                               f"that search (AlphaZero); this model is a "
+                               f"{getattr(agent, 'kind', type(agent).__name__)} agent")
+        agent = agent.with_search(**search)
     agent.name = spec.strip()
     return agent
