@@ -2,8 +2,8 @@
 
 The referee's values the page displays (the chips over the columns and the referee's list) are compared with
 ``Connect4Referee.move_scores`` at every position; perfect's replies must be optimal; the move list must mark the
-moves; undo, a full column and bad links must behave.  The game starts from a 10-stone position given in the
-URL (which is how a link restores a game): before about 8 stones the solver can take minutes.
+moves; undo, a full column and bad links must behave.  The game starts from the empty board: the packaged
+opening book (``solvers/connect4_book.py``) answers the first plies, where a search takes minutes.
 
 A screenshot goes to the test's tmp directory, and to ``$BOARDRL_SCREENSHOT_DIR/play-connect4.png`` when that is
 set (``BOARDRL_SCREENSHOT_DIR=docs`` renews the README's picture).  Skipped, saying why, only where no Chromium
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
     find_chromium() is None,
     reason="no Chromium binary on PATH (apt-get install chromium, or set BOARDRL_CHROMIUM); .ci/run installs it")
 
-START = "4444435233"
+START = ""  # the empty board (the opening book answers it)
 TURNS = 3
 
 IDLE = "document.body.dataset.state === 'idle'"
@@ -87,7 +87,7 @@ def test_connect4_against_perfect_with_the_referee(server, page, tmp_path):
     page.wait_for(SHOWN % json.dumps(moves), "the referee's values of the last position")
 
     docs = os.environ.get("BOARDRL_SCREENSHOT_DIR")
-    if docs:  # the README's picture: wait (a while, without an opening book) for every move's mark
+    if docs:  # the README's picture: wait for every move's mark
         try:
             page.wait_for(f"{MARKS}.every(([p, k]) => k !== 'pending')", "the review of every move", timeout=300)
         except TimeoutError:
