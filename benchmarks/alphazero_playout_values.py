@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from boardrl.agents import make_agent
@@ -52,9 +51,7 @@ def main() -> None:
         raise SystemExit(f"{args.experiment}: not an AlphaZero model (kind {info.get('kind')!r})")
     for simulations in numbers(args.simulations, int):
         for weight in numbers(args.rollout_weight, float):
-            settings = replace(trained.settings_search, simulations=simulations)
-            agent = AlphaZeroAgent(game, trained.network, trained.config, settings, name=trained.name,
-                                   rollout_weight=weight, rollouts=args.rollouts)
+            agent = trained.with_search(simulations=simulations, rollout_weight=weight, rollouts=args.rollouts)
             for spec in args.opponent:
                 t = time.perf_counter()
                 r = play_match(game, agent, make_agent(game, spec), args.games, seed=args.match_seed)
