@@ -284,6 +284,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "Training games run side by side (parallel_games, 256 by default) on the batched engine; updates "
               "are applied one at a time in a fixed order, so runs are reproducible and resumable bit for bit. "
               "parallel_games = 1 is seed 000's one-game-at-a-time loop."),
+    Deviation("000", "learn/dqn.py",
+              "Seed 000's Connect 4 network (exp 04) had no target network and learned from the state after the "
+              "opponent's reply with a self-bootstrapped target. Ours is Double DQN with a target network, on the "
+              "states it acts from, the opponent's reply folded into each transition. It discounts by 0.9 "
+              "instead of the seed's 0.99: against a random opponent a shorter horizon prefers the quicker win, "
+              "leaving random fewer moves in which to stumble on a four. Each sampled transition is trained as "
+              "itself or its mirror image."),
     Deviation("001", "learn/tabular_q.py",
               "Seed 001 rewarded only the result (+-1 through tanh). With reward: margin our tabular learner is paid "
               "the final score margin instead, so its values are the margins the Dots and Boxes referee computes "

@@ -26,7 +26,8 @@ File: a ``.npz`` (a zip written with fixed timestamps, so equal books are equal 
 (the sorted canonical keys as uint64 differences from the previous key: small numbers compress well),
 ``scores`` (int8, same order) and ``plies``; beside it a JSON with its sha256, count, plies, build seconds,
 processes and the solver's fingerprint.  Loading checks the sha256 and fails with one line naming the file
-when it differs.  D = 8 is 129,498 entries (91,295 at ply 8), about 0.1 MB.
+when it differs.  D = 8 is 129,498 entries (91,295 at ply 8), about 0.1 MB.  The packaged book is that one,
+committed at ``solvers/book/connect4-8ply.npz`` (``default_path``); the solver and referee load it when present.
 
 Cost (measured on the 2-core machine while other work shared it): the ply-8 searches ran at 4-7 positions/s
 with 2 processes (91,295 of them), so a D = 8 build takes 3.5 to 6 hours there.  Chunks are independent, so
