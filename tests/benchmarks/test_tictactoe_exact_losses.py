@@ -17,7 +17,8 @@ from boardrl.games import make_game
 from boardrl.solvers.tictactoe import TicTacToeReferee
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("tictactoe_exact_losses", ROOT / "benchmarks" / "tictactoe_exact_losses.py")
+_spec = importlib.util.spec_from_file_location("tictactoe_exact_losses",
+                                              ROOT / "benchmarks" / "tictactoe_exact_losses.py")
 exact = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(exact)
 
