@@ -92,10 +92,12 @@ def _one_seed(exp_id: str, overrides: dict, profile: str, seed: int, random_game
 
 
 def _seeds(text: str) -> list[int]:
-    if "-" in text and "," not in text:
-        lo, hi = text.split("-")
-        return list(range(int(lo), int(hi) + 1))
-    return [int(s) for s in text.split(",")]
+    """``0,1,2``, ``0-4`` or a mix (``0-2,7``); argparse reports anything else as a bad --seeds value."""
+    seeds: list[int] = []
+    for item in text.split(","):
+        lo, _, hi = item.partition("-")
+        seeds += range(int(lo), int(hi or lo) + 1)
+    return seeds
 
 
 def main() -> None:
@@ -103,14 +105,14 @@ def main() -> None:
     ap.add_argument("experiment", help="a tic-tac-toe experiment id (params.yaml)")
     ap.add_argument("--set", default="{}", help="JSON object of learner params to override")
     ap.add_argument("--profile", default="default", help="params overlay: default, tiny, full")
-    ap.add_argument("--seeds", default="0", help="training seeds: 0,1,2 or 0-4")
+    ap.add_argument("--seeds", type=_seeds, default=[0], help="training seeds: 0,1,2 or 0-4 or 0-2,7")
     ap.add_argument("--processes", type=int, default=2, help="seeds trained at once")
     ap.add_argument("--random-games", type=int, default=1000, help="games a seat against random (0: none)")
     args = ap.parse_args()
     overrides = json.loads(args.set)
     with ProcessPoolExecutor(args.processes) as pool:
         jobs = [pool.submit(_one_seed, args.experiment, overrides, args.profile, s, args.random_games)
-                for s in _seeds(args.seeds)]
+                for s in args.seeds]
         for job in jobs:
             print(json.dumps(job.result()), flush=True)
 

@@ -86,3 +86,10 @@ def test_lowest_cell_as_first_loses_for_sure_at_one_known_move():
 def test_random_agent_is_refused():
     with pytest.raises(ValueError, match="not deterministic"):
         exact.exact_losses(GAME, make_agent(GAME, "random"), REFEREE, 0)
+
+
+def test_seed_lists_and_ranges():
+    assert exact._seeds("0-4") == [0, 1, 2, 3, 4]
+    assert exact._seeds("0-2,7") == [0, 1, 2, 7]
+    with pytest.raises(ValueError):
+        exact._seeds("x")
