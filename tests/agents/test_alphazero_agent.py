@@ -18,7 +18,7 @@ from boardrl.agents.learned import ModelError
 from boardrl.agents.models import load_model_agent
 from boardrl.agents.network import NetworkAgent
 from boardrl.agents.puct import (MixedEvaluator, NetworkEvaluator, RolloutEvaluator, SearchSettings,
-                                 most_visited, search)
+                                 TacticalEvaluator, most_visited, search)
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
 from boardrl.games.base import random_legal_actions
@@ -159,7 +159,7 @@ def test_save_load_keeps_the_playout_share_and_old_models_read_as_the_network_al
     mixed = AlphaZeroAgent(TTT, agent.network, PV, agent.settings_search, name="az", rollout_weight=0.5, rollouts=2)
     mixed.save(tmp_path / "mixed")
     info = json.loads((tmp_path / "mixed" / "agent.json").read_text())
-    assert info["value"] == {"rollout_weight": 0.5, "rollouts": 2}
+    assert info["value"] == {"rollout_weight": 0.5, "rollouts": 2, "tactics": False}
     loaded = load_agent(TTT, "az", tmp_path / "mixed")
     assert (loaded.rollout_weight, loaded.rollouts) == (0.5, 2)
     assert (loaded.with_simulations(5).rollout_weight, loaded.with_simulations(5).rollouts) == (0.5, 2)
@@ -176,6 +176,7 @@ def test_save_load_keeps_the_playout_share_and_old_models_read_as_the_network_al
     ({"rollout_weight": 2}, "rollout_weight must be in [0, 1]"),
     ({"rollouts": 0}, "rollouts >= 1"),
     ({"rollout_weight": "lots"}, "could not convert"),
+    ({"tactics": "yes"}, "tactics must be true or false, got 'yes'"),
 ])
 def test_bad_value_settings_in_agent_json_are_a_model_error(tmp_path, value, fragment):
     make().save(tmp_path / "m")
@@ -254,3 +255,25 @@ def test_a_finished_position_is_refused_by_the_search():
     rows = np.array([TTT.replay("15"), TTT.replay("14253")], dtype=np.int64)
     with pytest.raises(BoardRLError, match="search: root row 1 is a finished game"):
         agent.act_batch(rows, np.random.default_rng(0))
+
+
+def test_tactics_are_saved_and_a_model_spec_turns_them_off_or_on(tmp_path):
+    """A Connect 4 agent with exact short-tactics leaf values keeps them through save/load; ``tactics=0`` and
+    ``tactics=1`` override them; the evaluator is the tactical wrapper exactly when they are on."""
+    torch.manual_seed(0)
+    c4 = make_game("connect4")
+    net = build_network(PV, c4.encoding_shape, c4.num_actions)
+    agent = AlphaZeroAgent(c4, net, PV, SETTINGS, name="az", tactics=True)
+    assert isinstance(agent.evaluator, TacticalEvaluator)
+    agent.save(tmp_path / "m")
+    assert json.loads((tmp_path / "m" / "agent.json").read_text())["value"]["tactics"] is True
+    assert load_agent(c4, "az", tmp_path / "m").tactics is True
+    off = make_agent(c4, f"model:{tmp_path / 'm'},tactics=0")
+    assert off.tactics is False and not isinstance(off.evaluator, TacticalEvaluator)
+    assert make_agent(c4, f"model:{tmp_path / 'm'},tactics=0,tactics=1").tactics is True
+
+
+def test_tactics_for_a_game_without_a_check_is_one_line():
+    with pytest.raises(BoardRLError) as err:
+        AlphaZeroAgent(TTT, make().network, PV, SETTINGS, tactics=True)
+    assert str(err.value) == "tactics: tictactoe has no exact short-tactics check (decided_values_batch)"

@@ -60,7 +60,8 @@ def test_a_model_plays_a_match_against_a_builtin_agent(project, monkeypatch):
     ("model:ttt_q,seed=3", "trained seeds: 2, 5"),
     ("model:ttt_q,depth=3", "'depth=3' is not seed=<whole number>, simulations=<whole number>, rollouts="),
     ("model:ttt_q,rollout_weight=1.5", "'rollout_weight=1.5' is not seed=<whole number>, simulations="),
-    ("model:ttt_q,rollout_weight=x", "or rollout_weight=<0 to 1>"),
+    ("model:ttt_q,rollout_weight=x", "rollout_weight=<0 to 1> or tactics=<0 or 1>"),
+    ("model:ttt_q,tactics=yes", "'tactics=yes' is not seed=<whole number>"),
     ("model:ttt_q,rollouts=0", "rollouts must be at least 1"),
     ("model:", "name an experiment id or a model directory"),
 ])

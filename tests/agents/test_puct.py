@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from boardrl.agents.puct import (
-    FREE, PENDING, RolloutEvaluator, SearchSettings, Trees, UniformEvaluator, _pick_edge, backup_wave,
+    FREE, PENDING, RolloutEvaluator, SearchSettings, TacticalEvaluator, Trees, UniformEvaluator, _pick_edge, backup_wave,
     normalised_priors, root_priors, sample_moves, search, select_wave, step_rows, visit_policy,
 )
 from boardrl.errors import BoardRLError
@@ -447,3 +447,31 @@ def test_sample_moves_follows_the_policy_and_never_draws_a_zero():
     assert abs(counts[1] / 40_000 - 0.25) < 0.01  # 4.6 standard errors
     one_hot = np.eye(5)[[4, 0, 2]]
     assert sample_moves(one_hot, np.random.default_rng(1)).tolist() == [4, 0, 2]
+
+
+def test_tactical_evaluator_puts_exact_values_where_the_game_settles_the_leaf():
+    """Connect 4 rows: a win now (+1), two threats against the mover (-1), and an open position (the inner
+    evaluator's value, here UniformEvaluator's 0.5 stand-in); priors are the inner evaluator's."""
+    class Half(UniformEvaluator):
+        def evaluate(self, states, legal, rng):
+            priors, values = super().evaluate(states, legal, rng)
+            return priors, np.full(len(states), 0.5, np.float32)
+
+    rows = np.asarray([C4.replay("445566"), C4.replay("44553"), C4.replay("44")])
+    legal = C4.legal_mask_batch(rows)
+    priors, values = TacticalEvaluator(C4, Half()).evaluate(rows, legal, np.random.default_rng(0))
+    assert values.tolist() == [1.0, -1.0, 0.5] and values.dtype == np.float32
+    assert np.array_equal(priors, legal.astype(np.float32))
+    with pytest.raises(BoardRLError, match="tictactoe has no exact short-tactics check"):
+        TacticalEvaluator(TTT, UniformEvaluator())
+
+
+def test_tactics_let_a_tiny_search_see_a_loss_one_move_past_its_leaves():
+    """O to move faces X's open three on the bottom row: after any O move X wins at once.  With one simulation
+    per move each child is a leaf, and only the tactical search knows those leaves are lost: it values the root
+    at exactly -1, the plain one (value 0 at leaves) does not."""
+    root = np.asarray([C4.replay("44553")])
+    settings = SearchSettings(simulations=7, c_puct=1.5, fpu=0.0, leaves_per_wave=1, dirichlet_alpha=0.3, noise=0.0)
+    plain = search(C4, root, UniformEvaluator(), settings, np.random.default_rng(0))
+    tactical = search(C4, root, TacticalEvaluator(C4, UniformEvaluator()), settings, np.random.default_rng(0))
+    assert plain.root_values()[0] > -0.5 and tactical.root_values()[0] == -1.0

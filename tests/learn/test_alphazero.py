@@ -18,6 +18,7 @@ from boardrl.evaluate.match import play_match
 from boardrl.evaluate.stats import wilson_interval
 from boardrl.games import make_game
 from boardrl.learn import LearnError, make_learner
+import boardrl.learn.alphazero as az_learn
 from boardrl.learn.alphazero import AlphaZeroLearner, Window, augment
 from boardrl.learn.base import MANIFEST, rng_from_json, rng_state_json
 
@@ -303,3 +304,24 @@ def test_value_target_mixes_the_result_with_the_root_search_value_linearly():
     assert set(np.unique(results)) <= {-1.0, 0.0, 1.0} and not np.array_equal(results, searched)
     assert (np.abs(searched) <= 1).all()
     np.testing.assert_allclose(stored[0.5][1], 0.5 * results + 0.5 * searched, atol=1e-6)
+
+
+def test_tactics_reach_self_play_and_the_trained_agent_and_need_a_game_with_a_check(monkeypatch):
+    """``eval_tactics`` goes to the snapshot; ``tactics`` wraps the self-play evaluator (seen through the
+    evaluator ``search`` receives); both are refused for a game without a check."""
+    assert setup_learner("connect4", network=TINY_NET, eval_tactics=True).snapshot().tactics is True
+    assert setup_learner("connect4", network=TINY_NET).snapshot().tactics is False
+    seen = []
+    real_search = az_learn.search
+
+    def spy(game, roots, evaluator, settings, rng, clock=None):
+        seen.append(type(evaluator).__name__)
+        return real_search(game, roots, evaluator, settings, rng, clock)
+
+    monkeypatch.setattr(az_learn, "search", spy)
+    for tactics in (False, True):
+        setup_learner("connect4", network=TINY_NET, simulations=2, tactics=tactics)._self_play(2)
+    assert seen[0] == "NetworkEvaluator" and seen[-1] == "TacticalEvaluator"
+    for name in ("tactics", "eval_tactics"):
+        with pytest.raises(LearnError, match=f"alphazero {name}: tictactoe has no exact short-tactics check"):
+            setup_learner("tictactoe", network=TINY_NET, **{name: True})

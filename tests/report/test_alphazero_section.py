@@ -196,6 +196,12 @@ def test_settings_come_from_params_yaml_and_are_trusted_only_on_the_recorded_has
     md = rendered(experiment_section(e.id, e, LINKS, params))
     assert f"evaluated with {expected_sims:,} simulations per move (eval_simulations), profile" in md
     assert settings(experiment("nope", "connect4", block), params) == Settings(caveat="nope is not in params.yaml")
+    cx = experiment("conniption_alphazero", "conniption", az_seed("conniption_alphazero", "conniption", {}))
+    assert settings(cx, params).tactics is params.learner_params(cx.id).eval_tactics
+    assert settings(e, params).tactics is False  # connect4_alphazero searches with its network alone
+    md = rendered(experiment_section(cx.id, cx, LINKS, params))
+    tactics_line = "with exact values at the leaves that one turn of tactics settles (eval_tactics)"
+    assert (tactics_line in md) is settings(cx, params).tactics
 
 
 def test_plies_are_named_beside_the_rates():

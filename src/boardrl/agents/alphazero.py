@@ -11,7 +11,9 @@ Saved as kind ``alphazero`` with the search settings in agent.json, so ``model:<
 simulations it was trained for and ``model:<experiment>,simulations=800`` overrides them.  ``rollout_weight``
 (agent.json ``value``) mixes random playouts into the leaf values (``MixedEvaluator``, AlphaGo's leaf value); 0,
 the default and what models saved before it read as, is the network's value alone;
-``model:<experiment>,rollout_weight=1,rollouts=4`` overrides it too.
+``model:<experiment>,rollout_weight=1,rollouts=4`` overrides it too.  ``tactics`` (agent.json ``value``; false in
+models saved before it) puts the game's exact short-tactics values in place of the leaf estimates
+(``TacticalEvaluator``); ``model:<experiment>,tactics=0`` searches without them, ``tactics=1`` with them.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import torch
 
 from boardrl.agents.network import NetworkAgent
 from boardrl.agents.puct import (MixedEvaluator, NetworkEvaluator, RolloutEvaluator, SearchSettings, most_visited,
-                                 search)
+                                 search, with_tactics)
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 
@@ -41,15 +43,16 @@ class AlphaZeroAgent(NetworkAgent):
 
     def __init__(self, game: Game, network: torch.nn.Module, config: Any, settings: SearchSettings,
                  name: str = "alphazero", meta: dict | None = None, device: Any = None,
-                 rollout_weight: float = 0.0, rollouts: int = 1) -> None:
+                 rollout_weight: float = 0.0, rollouts: int = 1, tactics: bool = False) -> None:
         super().__init__(game, network, config, "greedy", name=name, meta=meta, device=device)
         if self.config.head != "policy_value":
             raise BoardRLError(f"{name}: AlphaZero needs a policy_value network, not a {self.config.head} head")
         self.network.eval()
         self.settings_search = replace(settings, noise=0.0)
-        self.rollout_weight, self.rollouts = float(rollout_weight), int(rollouts)
-        self.evaluator = MixedEvaluator(NetworkEvaluator(game, self.network, self.device),
-                                        RolloutEvaluator(game, self.rollouts), self.rollout_weight)
+        self.rollout_weight, self.rollouts, self.tactics = float(rollout_weight), int(rollouts), bool(tactics)
+        mixed = MixedEvaluator(NetworkEvaluator(game, self.network, self.device),
+                               RolloutEvaluator(game, self.rollouts), self.rollout_weight)
+        self.evaluator = with_tactics(game, mixed, self.tactics)
 
     @property
     def simulations(self) -> int:
@@ -60,7 +63,8 @@ class AlphaZeroAgent(NetworkAgent):
         return self.with_search(simulations=simulations, name=name)
 
     def with_search(self, simulations: int | None = None, rollout_weight: float | None = None,
-                    rollouts: int | None = None, name: str | None = None) -> "AlphaZeroAgent":
+                    rollouts: int | None = None, tactics: bool | None = None,
+                    name: str | None = None) -> "AlphaZeroAgent":
         """The same network (shared) with the settings given changed and the others kept: the search budget, and
         the playout share of the leaf value (``model:<id>,rollout_weight=1,rollouts=4`` tries playout values on a
         trained model without retraining)."""
@@ -68,7 +72,8 @@ class AlphaZeroAgent(NetworkAgent):
                                                                             simulations=int(simulations))
         weight = self.rollout_weight if rollout_weight is None else rollout_weight
         return AlphaZeroAgent(self.game, self.network, self.config, settings, name or self.name, self.meta,
-                              self.device, weight, self.rollouts if rollouts is None else rollouts)
+                              self.device, weight, self.rollouts if rollouts is None else rollouts,
+                              self.tactics if tactics is None else bool(tactics))
 
     def network_agent(self, name: str | None = None) -> NetworkAgent:
         """The raw policy: the most probable legal move of the network, no search."""
@@ -87,7 +92,7 @@ class AlphaZeroAgent(NetworkAgent):
     # ------------------------------------------------------------------ saving
     def extra_info(self) -> dict[str, Any]:
         return {"search": asdict(self.settings_search),
-                "value": {"rollout_weight": self.rollout_weight, "rollouts": self.rollouts}}
+                "value": {"rollout_weight": self.rollout_weight, "rollouts": self.rollouts, "tactics": self.tactics}}
 
     @classmethod
     def load(cls, game: Game, info: dict, model_dir: Path, device: Any = None) -> "AlphaZeroAgent":
@@ -98,14 +103,16 @@ class AlphaZeroAgent(NetworkAgent):
             settings = SearchSettings(**(info.get("search") or {}))
         except (TypeError, BoardRLError) as exc:
             raise ModelError(f"{Path(model_dir)}: bad search settings in agent.json: {exc}") from None
-        value = {"rollout_weight": 0.0, "rollouts": 1, **(info.get("value") or {})}
+        value = {"rollout_weight": 0.0, "rollouts": 1, "tactics": False, **(info.get("value") or {})}
         try:
             weight, rollouts = float(value["rollout_weight"]), int(value["rollouts"])
+            if not isinstance(value["tactics"], bool):
+                raise TypeError(f"tactics must be true or false, got {value['tactics']!r}")
         except (TypeError, ValueError) as exc:
             raise ModelError(f"{Path(model_dir)}: bad value settings in agent.json: {exc}") from None
         if not 0.0 <= weight <= 1.0 or rollouts < 1:
             raise ModelError(f"{Path(model_dir)}: bad value settings in agent.json: rollout_weight must be in "
                              f"[0, 1] and rollouts >= 1, got {weight} and {rollouts}")
         return cls(game, net.network, net.config, settings, name=info["agent"], meta=info.get("meta"),
-                   device=net.device, rollout_weight=weight, rollouts=rollouts)
+                   device=net.device, rollout_weight=weight, rollouts=rollouts, tactics=value["tactics"])
 

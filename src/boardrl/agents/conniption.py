@@ -50,6 +50,7 @@ from boardrl.games.conniption import (
     ConniptionState,
     apply,
     legal_bits,
+    turn_reaches,
 )
 
 EVALUATIONS = ("random", "sols", "cells", "hybrid", "flip")
@@ -249,30 +250,6 @@ class ConniptionAI(Agent):
 
 
 # ---------------------------------------------------------------------------------------------- tactical
-@njit(cache=True)
-def turn_reaches(p0, mask, stage, f0, f1, lf, player, status, me, seed_rule, safe) -> bool:
-    """Whether ``me`` (to move, or the game already over) has stage-moves to the end of this turn that win
-    (``safe`` false), or (``safe`` true) that neither lose nor leave the opponent a win in their next turn.
-
-    One recursion for both questions: at the end of ``me``'s turn a safe line asks the win question for the
-    opponent.  ``safe`` is always passed as ``np.bool_(...)`` or a variable, never a bare ``True``/``False``: a
-    literal would compile a second signature of this recursive kernel (numba #6713, see ``root_values``).
-    """
-    if status != RUNNING:
-        return status != 1 - me if safe else status == me
-    if player != me:  # ``me``'s turn is over: safe when the opponent cannot win in theirs
-        return safe and not turn_reaches(
-            p0, mask, stage, f0, f1, lf, player, status, player, seed_rule, np.bool_(False)
-        )
-    bits = legal_bits(p0, mask, stage, f0, f1, lf, player, status)
-    for a in range(NUM_ACTIONS):
-        if (bits >> a) & 1:
-            t = apply(p0, mask, stage, f0, f1, lf, player, status, a, seed_rule)
-            if turn_reaches(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], me, seed_rule, safe):
-                return True
-    return False
-
-
 @njit(cache=True)
 def tactical_classes(p0, mask, stage, f0, f1, lf, player, status, seed_rule):
     """Bit sets (winning actions, safe actions) for the player to move; see TacticalConniptionAgent."""

@@ -5,7 +5,8 @@ Why here: a trained model must be usable wherever agents are named (ladder oppon
 looked up under ``<project>/models/<id>/seed-<K>/model`` (the project is ``$BOARDRL_ROOT``, else the current
 directory, where DVC runs every stage); without ``seed=`` the lowest trained seed is used.  ``simulations=N``
 sets the search budget of an agent that searches (AlphaZero), ``rollout_weight=W`` / ``rollouts=R`` its share of
-random playouts in the leaf value (``agents/puct.py``, ``MixedEvaluator``); they are refused for the others.
+random playouts in the leaf value (``agents/puct.py``, ``MixedEvaluator``), ``tactics=0|1`` the exact short-tactics
+leaf values (``TacticalEvaluator``); they are refused for the others.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ def project_root() -> Path:
 
 #: Options of a model spec: seed picks the trained seed; the others override an AlphaZero model's search.
 WHOLE_OPTIONS = ("seed", "simulations", "rollouts")
-SEARCH_OPTIONS = ("simulations", "rollout_weight", "rollouts")
-OPTIONS_HELP = "seed=<whole number>, simulations=<whole number>, rollouts=<whole number> or rollout_weight=<0 to 1>"
+SEARCH_OPTIONS = ("simulations", "rollout_weight", "rollouts", "tactics")
+OPTIONS_HELP = ("seed=<whole number>, simulations=<whole number>, rollouts=<whole number>, rollout_weight=<0 to 1> "
+                "or tactics=<0 or 1>")
 
 
 def parse_model_spec(spec: str) -> tuple[str, int | None]:
@@ -42,14 +44,14 @@ def parse_model_spec(spec: str) -> tuple[str, int | None]:
     return target, options.get("seed")
 
 
-def parse_model_options(spec: str) -> tuple[str, dict[str, int | float]]:
+def parse_model_options(spec: str) -> tuple[str, dict[str, int | float | bool]]:
     """(target, {option: value}) of a model spec: whole numbers for ``WHOLE_OPTIONS``, a fraction in [0, 1] for
     ``rollout_weight``; a one-line error naming the spec otherwise."""
     body = spec.strip()[len(PREFIX):]
     target, *parts = [part.strip() for part in body.split(",")]
     if not target:
         raise BoardRLError(f"agent spec {spec!r}: name an experiment id or a model directory after 'model:'")
-    options: dict[str, int | float] = {}
+    options: dict[str, int | float | bool] = {}
     for opt in parts:
         key, _, value = (x.strip() for x in opt.partition("="))
         parsed = _option_value(key, value)
@@ -62,10 +64,12 @@ def parse_model_options(spec: str) -> tuple[str, dict[str, int | float]]:
     return target, options
 
 
-def _option_value(key: str, value: str) -> int | float | None:
+def _option_value(key: str, value: str) -> int | float | bool | None:
     """The value of one ``key=value`` option, or None when the key is unknown or the value malformed."""
     if key in WHOLE_OPTIONS:
         return int(value) if value.isdigit() else None
+    if key == "tactics":
+        return {"0": False, "1": True}.get(value)
     if key == "rollout_weight":
         try:
             weight = float(value)

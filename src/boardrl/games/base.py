@@ -225,6 +225,17 @@ class Game(ABC):
         """
         return None
 
+    def decided_values_batch(self, states: np.ndarray) -> np.ndarray | None:
+        """(N,) float32 exact values of unfinished state rows that short tactics settle, for the player to move:
+        +1 when the mover can win before its turn ends, -1 when every line loses by the end of the opponent's
+        next turn, 0 where neither holds (the value is then unknown, not a draw).  None for a game without
+        such a check.
+
+        Why: a search that stops at a leaf one turn before a forced loss needs this to see it; a network
+        trained on a short budget often does not (``agents/puct.py``, ``TacticalEvaluator``).
+        """
+        return None
+
     def __getstate__(self) -> dict:
         """Pickle without ``_memo``: a cache of the last state played, not part of the game."""
         state = dict(self.__dict__)

@@ -88,6 +88,23 @@ def playable_cells(mask: int) -> int:
 
 
 @njit(cache=True)
+def non_losing_moves(cur: int, mask: int) -> int:
+    """Playable cells that do not hand the opponent an immediate win (0 when every move loses at once).
+
+    Assumes the side to move cannot win now.  A playable opponent winning cell must be taken; with two such
+    cells nothing helps.  A cell right under an opponent winning cell would let the opponent play there.
+    """
+    moves = playable_cells(mask)
+    opp_win = winning_cells(cur ^ mask, mask)
+    forced = moves & opp_win
+    if forced:
+        if forced & (forced - 1):
+            return 0
+        moves = forced
+    return moves & ~(opp_win >> 1)
+
+
+@njit(cache=True)
 def status(current: int, mask: int, plies: int) -> int:
     """-1 = game on, 0 = player 0 won, 1 = player 1 won, 2 = draw.
 
@@ -226,6 +243,20 @@ def batch_step(states, actions, auto_reset, finished, rets, finals) -> int:
                 cur, msk, ply = 0, 0, 0
         states[i, 0], states[i, 1], states[i, 2] = cur, msk, ply
     return -1
+
+
+@njit(cache=True)
+def batch_decided_values(states: np.ndarray, out: np.ndarray) -> None:
+    """``Connect4.decided_values_batch``: +1 where the mover wins with this stone, -1 where every move lets the
+    opponent win with the next (two threats, or the only block under another threat), else 0."""
+    for i in range(states.shape[0]):
+        cur, mask = states[i, 0], states[i, 1]
+        if winning_cells(cur, mask) & playable_cells(mask):
+            out[i] = 1.0
+        elif non_losing_moves(cur, mask) == 0:
+            out[i] = -1.0
+        else:
+            out[i] = 0.0
 
 
 @njit(cache=True)
@@ -443,6 +474,13 @@ class Connect4(DigitNotation, Game):
         rows = np.ascontiguousarray(states, dtype=np.int64)
         images = np.stack([rows, batch_mirror(rows)])
         return images, np.stack([np.arange(COLS, dtype=np.int64), MIRROR_ACTIONS])
+
+    def decided_values_batch(self, states: np.ndarray) -> np.ndarray:
+        """+1 / -1 / 0 per unfinished row: the mover wins now / cannot stop a win next move / neither."""
+        rows = np.ascontiguousarray(states, dtype=np.int64)
+        out = np.empty(rows.shape[0], dtype=np.float32)
+        batch_decided_values(rows, out)
+        return out
 
     def state_key(self, state: Connect4State) -> int:
         """``current + mask``: unique because per column it lies in [2^h - 1, 2^(h+1) - 2] for h stones."""

@@ -187,6 +187,31 @@ def apply(p0: int, mask: int, stage: int, flips0: int, flips1: int, last_flip: i
 
 
 @njit(cache=True)
+def turn_reaches(p0, mask, stage, f0, f1, lf, player, status, me, seed_rule, safe) -> bool:
+    """Whether ``me`` (to move, or the game already over) has stage-moves to the end of this turn that win
+    (``safe`` false), or (``safe`` true) that neither lose nor leave the opponent a win in their next turn.
+
+    One recursion for both questions: at the end of ``me``'s turn a safe line asks the win question for the
+    opponent.  ``safe`` is always passed as ``np.bool_(...)`` or a variable, never a bare ``True``/``False``: a
+    literal would compile a second signature of this recursive kernel (numba #6713; see ``root_values`` in
+    agents/conniption.py).
+    """
+    if status != RUNNING:
+        return status != 1 - me if safe else status == me
+    if player != me:  # ``me``'s turn is over: safe when the opponent cannot win in theirs
+        return safe and not turn_reaches(
+            p0, mask, stage, f0, f1, lf, player, status, player, seed_rule, np.bool_(False)
+        )
+    bits = legal_bits(p0, mask, stage, f0, f1, lf, player, status)
+    for a in range(NUM_ACTIONS):
+        if (bits >> a) & 1:
+            t = apply(p0, mask, stage, f0, f1, lf, player, status, a, seed_rule)
+            if turn_reaches(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], me, seed_rule, safe):
+                return True
+    return False
+
+
+@njit(cache=True)
 def play_checked(p0: int, mask: int, stage: int, flips0: int, flips1: int, last_flip: int, player: int,
                  status: int, action: int, seed_draw_rule: bool):
     """``(successor, its legal-action bits)`` when ``action`` is legal, else ``(state, -1)``.
@@ -256,6 +281,21 @@ def batch_step(states, actions, auto_reset, seed_draw_rule, finished, rets, fina
         for k in range(8):
             states[i, k] = t[k]
     return -1
+
+
+@njit(cache=True)
+def batch_decided_values(states: np.ndarray, seed_rule: bool, out: np.ndarray) -> None:
+    """``Conniption.decided_values_batch``: +1 where the mover has stage-moves that win before its turn ends,
+    -1 where no line of its turn is safe (each loses during the turn or leaves the opponent a winning turn)."""
+    for i in range(states.shape[0]):
+        r = states[i]
+        me = r[6]
+        if turn_reaches(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], me, seed_rule, np.bool_(False)):
+            out[i] = 1.0
+        elif not turn_reaches(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], me, seed_rule, np.bool_(True)):
+            out[i] = -1.0
+        else:
+            out[i] = 0.0
 
 
 @njit(cache=True)
@@ -426,6 +466,14 @@ class Conniption(Game):
         mirrored[:, 0] = mirror_bits_batch(rows[:, 0])
         mirrored[:, 1] = mirror_bits_batch(rows[:, 1])
         return np.stack([rows, mirrored]), np.stack([np.arange(NUM_ACTIONS, dtype=np.int64), MIRROR_ACTIONS])
+
+    def decided_values_batch(self, states: np.ndarray) -> np.ndarray:
+        """+1 / -1 / 0 per unfinished row: the mover wins within its turn / has no safe line / neither (the
+        questions of the ``tactical`` agent, ``turn_reaches``)."""
+        rows = np.ascontiguousarray(states, dtype=np.int64)
+        out = np.empty(rows.shape[0], dtype=np.float32)
+        batch_decided_values(rows, self.seed_draw_rule, out)
+        return out
 
     def state_key(self, state: ConniptionState) -> int:
         """Unique int < 2**62: p0 + mask identifies the board (7-bit columns), then the small fields."""

@@ -13,6 +13,13 @@ visit distribution pi, mover); when the game ends each of its decisions gets z =
 moves pi with it), and the network is fitted to (pi, z): cross-entropy of the policy (or seed 003's MSE) plus
 the value's mean squared error, Adam with weight decay.
 
+**Tactics (optional).**  With ``tactics`` the self-play search's leaf values are exact where the game's
+short-tactics check settles them (a win before the mover's turn ends, or no safe line; ``TacticalEvaluator``), and
+with ``eval_tactics`` the trained agent's, which saves the setting.  The network still learns only from game
+results and visit counts.  Two switches because they act apart: on Conniption (README "AlphaZero") the check in
+play alone won sols, cells and hybrid as second; only with it in self-play too did the agent win games against
+flip as second.
+
 **Gating (optional).**  With ``gating_games`` > 0 the candidate network plays that many games (seats alternating)
 against the network self-play currently uses, both searching ``simulations`` per move; it replaces it when it
 scores at least ``gating_threshold`` (AlphaGo Zero's 0.55).  Off by default, as in AlphaZero.
@@ -36,7 +43,8 @@ from torch import nn
 
 from boardrl.agents.alphazero import AlphaZeroAgent
 from boardrl.agents.base import Agent
-from boardrl.agents.puct import NetworkEvaluator, SearchSettings, sample_moves, search, step_rows, visit_policy
+from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, sample_moves, search, step_rows, visit_policy,
+                                 with_tactics)
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
@@ -59,6 +67,9 @@ class AlphaZeroParams(LearnerParams):
     eval_rollout_weight: float = Field(0.0, ge=0.0, le=1.0, description="the trained agent's leaf value: this "
                                        "share from random playouts, the rest from the network (agents/puct.py "
                                        "MixedEvaluator); self-play always uses the network alone")
+    eval_tactics: bool = Field(False, description="the trained agent's leaf values are exact where the game's "
+                               "short-tactics check settles them (Game.decided_values_batch)")
+    tactics: bool = Field(False, description="the same check at the leaves of the self-play search")
     eval_rollouts: int = Field(1, ge=1, description="random playouts per leaf when eval_rollout_weight > 0")
     dirichlet_alpha: float = Field(0.3, gt=0.0, description="root noise concentration (seed 003: 1)")
     noise: float = Field(0.25, ge=0.0, le=1.0, description="weight of the root noise in self-play")
@@ -153,6 +164,9 @@ class AlphaZeroLearner(Learner):
             raise LearnError(f"alphazero network: {exc}") from None
         if config.head != "policy_value":
             raise LearnError(f"alphazero needs a policy_value head, not {config.head}")
+        for name in ("tactics", "eval_tactics"):
+            if getattr(params, name) and game.decided_values_batch(np.asarray([game.initial_state()])) is None:
+                raise LearnError(f"alphazero {name}: {game.game_id} has no exact short-tactics check")
 
     @staticmethod
     def _config(spec: str | dict, game: Game):
@@ -200,7 +214,7 @@ class AlphaZeroLearner(Learner):
     def _self_play(self, n: int, clock: dict[str, float] | None = None) -> None:
         """Play ``n`` games side by side to the end; add their positions to the window."""
         game, p = self.game, self.p
-        evaluator = NetworkEvaluator(game, self.player, self.device)
+        evaluator = with_tactics(game, NetworkEvaluator(game, self.player, self.device), p.tactics)
         states = np.repeat(np.asarray(game.initial_state(), dtype=np.int64)[None], n, axis=0)
         live = np.ones(n, dtype=bool)
         plies = 0
@@ -315,7 +329,8 @@ class AlphaZeroLearner(Learner):
                                   leaves_per_wave=p.eval_leaves_per_wave, dirichlet_alpha=p.dirichlet_alpha)
         net = copy.deepcopy(self.player).to("cpu").eval()
         return AlphaZeroAgent(self.game, net, self.config, settings, name=self.name, meta=self._meta(), device="cpu",
-                              rollout_weight=p.eval_rollout_weight, rollouts=p.eval_rollouts)
+                              rollout_weight=p.eval_rollout_weight, rollouts=p.eval_rollouts,
+                              tactics=p.eval_tactics)
 
 
 LEARNER = AlphaZeroLearner

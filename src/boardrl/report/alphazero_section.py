@@ -166,6 +166,7 @@ class Settings:
     simulations: int | None = None
     plies: tuple[int, ...] | None = None
     caveat: str = ""  # why the values may not be the evaluation's ("" when the params hash matches)
+    tactics: bool = False  # leaf values exact where the game's short-tactics check settles them (eval_tactics)
 
 
 def settings(e: Experiment, params: Params | None) -> Settings:
@@ -178,7 +179,9 @@ def settings(e: Experiment, params: Params | None) -> Settings:
     from boardrl.config import evaluate_slice
     from boardrl.tracking.provenance import params_hash
 
-    sims = getattr(params.learner_params(e.id), "eval_simulations", None)
+    learner = params.learner_params(e.id)
+    sims = getattr(learner, "eval_simulations", None)
+    tactics = bool(getattr(learner, "eval_tactics", False))
     per_game = params.evaluate.per_game.get(e.game)
     plies = tuple(per_game.optimal_plies) if per_game is not None and per_game.optimal_plies else None
     recorded = {s.eval_provenance.get("params_hash") for s in e.evaluated.values()}
@@ -188,7 +191,7 @@ def settings(e: Experiment, params: Params | None) -> Settings:
         caveat = ""
     else:
         caveat = "as params.yaml says now; the evaluation recorded another params hash, so it may have used another"
-    return Settings(sims, plies, caveat)
+    return Settings(sims, plies, caveat, tactics)
 
 
 def project_params(project: Path | None) -> Params | None:
@@ -272,7 +275,9 @@ def seed_blocks(e: Experiment, k: int, s: SeedResult, links: Links, st: Settings
 def _simulations_text(st: Settings) -> str:
     if st.simulations is None:
         return f"simulations per move unknown ({st.caveat})"
-    return f"{st.simulations:,} simulations per move (eval_simulations" + (f"; {st.caveat})" if st.caveat else ")")
+    tactics = ", with exact values at the leaves that one turn of tactics settles (eval_tactics)" if st.tactics else ""
+    return (f"{st.simulations:,} simulations per move (eval_simulations" + (f"; {st.caveat})" if st.caveat else ")")
+            + tactics)
 
 
 def experiment_section(exp_id: str, e: Experiment | None, links: Links, params: Params | None) -> list[Block]:

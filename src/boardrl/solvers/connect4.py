@@ -45,7 +45,7 @@ from numba.extending import intrinsic
 
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, IllegalMoveError
-from boardrl.games.connect4 import BOARD, CELLS, COLS, ROWS, has_four, winning_cells
+from boardrl.games.connect4 import BOARD, CELLS, COLS, ROWS, has_four, non_losing_moves, winning_cells
 from boardrl.games.connect4 import playable_cells as playable
 from boardrl.solvers.base import Referee, Verdict
 
@@ -110,23 +110,6 @@ def _prefetch(typingctx, arr, idx):
 @njit(cache=True)
 def can_win_now(cur: int, mask: int) -> bool:
     return (winning_cells(cur, mask) & playable(mask)) != 0
-
-
-@njit(cache=True)
-def non_losing_moves(cur: int, mask: int) -> int:
-    """Playable cells that do not hand the opponent an immediate win (0 when every move loses at once).
-
-    Assumes the side to move cannot win now.  A playable opponent winning cell must be taken; with two such
-    cells nothing helps.  A cell right under an opponent winning cell would let the opponent play there.
-    """
-    moves = playable(mask)
-    opp_win = winning_cells(cur ^ mask, mask)
-    forced = moves & opp_win
-    if forced:
-        if forced & (forced - 1):
-            return 0
-        moves = forced
-    return moves & ~(opp_win >> 1)
 
 
 @njit(cache=True)
