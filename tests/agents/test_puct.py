@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from boardrl.agents.puct import (
-    FREE, PENDING, RolloutEvaluator, SearchSettings, TacticalEvaluator, Trees, UniformEvaluator, _pick_edge, backup_wave,
-    normalised_priors, root_priors, sample_moves, search, select_wave, step_rows, visit_policy,
+    FREE, PENDING, RolloutEvaluator, SearchSettings, TacticalEvaluator, Trees, UniformEvaluator, _pick_edge,
+    backup_wave, normalised_priors, root_priors, sample_moves, search, select_wave, step_rows, visit_policy,
 )
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game

@@ -17,7 +17,8 @@ CONNIPTION = make_game("conniption")
 
 
 def unfinished_rows(game, n: int, seed: int, min_plies: int = 0) -> np.ndarray:
-    """``n`` distinct-ish unfinished rows from random play, each after at least ``min_plies`` moves."""
+    """``n`` unfinished rows of 64 randomly played games (a finished game restarts at once), collected from the
+    ``min_plies``-th step on, so most rows are mid-game and some are openings of restarted games."""
     rng = np.random.default_rng(seed)
     env = game.batched(64)
     out, plies = [], 0
