@@ -65,9 +65,9 @@ class AlphaZeroAgent(NetworkAgent):
     def with_search(self, simulations: int | None = None, rollout_weight: float | None = None,
                     rollouts: int | None = None, tactics: bool | None = None,
                     name: str | None = None) -> "AlphaZeroAgent":
-        """The same network (shared) with the settings given changed and the others kept: the search budget, and
-        the playout share of the leaf value (``model:<id>,rollout_weight=1,rollouts=4`` tries playout values on a
-        trained model without retraining)."""
+        """The same network (shared) with the settings given changed and the others kept: the search budget, the
+        playout share of the leaf value (``model:<id>,rollout_weight=1,rollouts=4`` tries playout values on a
+        trained model without retraining) and the tactics check."""
         settings = self.settings_search if simulations is None else replace(self.settings_search,
                                                                             simulations=int(simulations))
         weight = self.rollout_weight if rollout_weight is None else rollout_weight

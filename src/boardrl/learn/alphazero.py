@@ -43,8 +43,8 @@ from torch import nn
 
 from boardrl.agents.alphazero import AlphaZeroAgent
 from boardrl.agents.base import Agent
-from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, sample_moves, search, step_rows, visit_policy,
-                                 with_tactics)
+from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, has_tactics, sample_moves, search, step_rows,
+                                 visit_policy, with_tactics)
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
@@ -165,7 +165,7 @@ class AlphaZeroLearner(Learner):
         if config.head != "policy_value":
             raise LearnError(f"alphazero needs a policy_value head, not {config.head}")
         for name in ("tactics", "eval_tactics"):
-            if getattr(params, name) and game.decided_values_batch(np.asarray([game.initial_state()])) is None:
+            if getattr(params, name) and not has_tactics(game):
                 raise LearnError(f"alphazero {name}: {game.game_id} has no exact short-tactics check")
 
     @staticmethod

@@ -272,7 +272,7 @@ def seed_blocks(e: Experiment, k: int, s: SeedResult, links: Links, st: Settings
             Bullets([optimal_item(s, links, st), *value_item(s, links), *target_items(e, s)])]
 
 
-def _simulations_text(st: Settings) -> str:
+def _search_text(st: Settings) -> str:
     if st.simulations is None:
         return f"simulations per move unknown ({st.caveat})"
     tactics = ", with exact values at the leaves that one turn of tactics settles (eval_tactics)" if st.tactics else ""
@@ -288,7 +288,7 @@ def experiment_section(exp_id: str, e: Experiment | None, links: Links, params: 
                                      Span("results/", code=True), ")."))]
     st = settings(e, params)
     line = Paragraph(text(Span(e.id, code=True), f": {e.game}, {budget_text(e)} of self-play per seed, evaluated "
-                          f"with {_simulations_text(st)}, profile ", Span(e.profile or "unknown", code=True), "."))
+                          f"with {_search_text(st)}, profile ", Span(e.profile or "unknown", code=True), "."))
     if not e.evaluated:
         trained = ", ".join(f"seed {k} {_seconds_text(s)}" for k, s in e.seeds.items())
         return [head, line, Paragraph(text(f"Evaluation not run ({trained}); targets of issue 10: not run."))]
