@@ -137,6 +137,31 @@ def test_move_scores_and_optimal_moves_agree_with_plain_minimax(game, referee):
         checked += 1
 
 
+def test_value_keeping_moves_equal_the_exact_move_scores_sign_in_the_middle_game(game, referee):
+    """``solve`` finds the value-keeping moves by one null window per move (none when lost); the exact score of
+    every move (a full bisection each) must agree, in won, drawn and lost positions of 10-24 stones."""
+    rng = np.random.default_rng(5)
+    seen = set()
+    checked = 0
+    while checked < 45 or len(seen) < 3:
+        found = _random_game_prefix(game, rng, int(rng.integers(10, 25)))
+        if found is None:
+            continue
+        state = found[0]
+        verdict = referee.solve(state)
+        scores = referee.move_scores(state)
+        keep = tuple(c for c, v in enumerate(scores) if v is not None and np.sign(v) == verdict.value)
+        assert verdict.optimal_moves == keep, game.format_moves(found[1])
+        assert referee.solver.value_keeping_moves(state.current, state.mask, state.plies, verdict.value) == keep
+        seen.add(verdict.value)
+        checked += 1
+
+
+def test_value_keeping_moves_of_a_finished_game_are_none(game, referee):
+    done = game.replay("1212121")  # the first player's vertical four
+    assert referee.solver.value_keeping_moves(done.current, done.mask, done.plies, -1) == ()
+
+
 # ---------------------------------------------------------------------------------------------- known values
 def test_score_convention_on_immediate_and_finished_games(game, referee):
     # "445566": player 0 holds columns 4-6 of the bottom row and wins now with its 4th stone: 22 - 4 = 18

@@ -21,7 +21,9 @@ Search techniques (from their published descriptions):
   kept across calls so that a referee judging many related positions reuses its work, plus enhanced
   transposition cutoffs (a child whose stored bound already refutes the parent ends the node unsearched);
 * the exact score by a sequence of null-window searches that bisect the score interval, the first one at 0
-  (the sign is what a referee needs most); the game value alone takes one search with the window (-1, 1).
+  (the sign is what a referee needs most); the game value alone takes one search with the window (-1, 1);
+* once a position's value is known, which moves keep it takes one null-window search per move (and none in a
+  lost position, where every move keeps it), instead of the sign of every move.
 
 The precondition of the inner search is that the side to move cannot win at once; every entry point checks
 finished games and immediate wins first, so they never reach the search.
@@ -396,6 +398,32 @@ def move_values_kernel(cur, mask, plies, exact, tt, ws, counters, out) -> None:
             out[col] = -sign_kernel(child_cur, child_mask, plies + 1, tt, ws, counters)
 
 
+@njit(cache=True)
+def keeps_value_kernel(cur, mask, plies, value, tt, ws, counters, out) -> None:
+    """For each column, given the position's game value (+1 / 0 / -1): 1 when the move keeps it, 0 when it
+    does not, -1 when the column is full.
+
+    Knowing the value turns each move's question into one null-window search: in a won position "does the
+    child lose for the opponent?" (is its score <= -1), in a drawn one "is the child no better than a draw for
+    the opponent?" (no move can win, so that is "is its score <= 0"); in a lost position every move keeps the
+    value and nothing is searched.  A sign search per move (window (-1, 1)) costs more and answers more.
+    """
+    for col in range(WIDTH):
+        mv = move_bit(mask, col)
+        if mv == 0:
+            out[col] = -1
+        elif value < 0 or has_four(cur | mv):
+            out[col] = 1  # every move of a lost position keeps its value; a winning move keeps any value
+        else:
+            child_cur = cur ^ mask
+            child_mask = mask | mv
+            t = _terminal_score(child_cur, child_mask, plies + 1)
+            if t > MAX_SCORE:  # not settled without search: one null window at the child's bound
+                bound = -1 if value > 0 else 0
+                t = search(child_cur, child_mask, plies + 1, bound, bound + 1, tt, ws, counters)
+            out[col] = 1 if (t <= -1 if value > 0 else t <= 0) else 0
+
+
 # ---------------------------------------------------------------------------------------------- helpers
 def position_from_columns(columns: Sequence[int]) -> tuple[int, int, int]:
     """``(current, mask, plies)`` after dropping stones in ``columns`` (0-based) from the empty board.
@@ -570,6 +598,23 @@ class Connect4Solver:
         self._finish()
         return [None if v > MAX_SCORE else int(v) for v in out]
 
+    def value_keeping_moves(self, cur: int, mask: int, plies: int, value: int) -> tuple[int, ...]:
+        """The columns whose move keeps the position's game ``value`` (+1 / 0 / -1, as ``value`` gives it).
+
+        ``value`` must be the position's true value: the answer is only as right as it is.
+        """
+        check_position(cur, mask, plies)
+        if has_four(cur ^ mask) or plies >= CELLS:
+            return ()  # the game is over: no legal moves
+        if self._book(plies + 1) is not None:  # the children are in the book: their signs are lookups
+            signs = self.move_values(cur, mask, plies, exact=False)
+            return tuple(c for c, v in enumerate(signs) if v is not None and v == value)
+        tt = self._prepare()
+        out = np.zeros(WIDTH, dtype=np.int64)
+        keeps_value_kernel(cur, mask, plies, value, tt, self._ws, self._counters, out)
+        self._finish()
+        return tuple(c for c in range(WIDTH) if out[c] == 1)
+
 
 # ---------------------------------------------------------------------------------------------- referee
 class Connect4Referee(Referee):
@@ -615,6 +660,5 @@ class Connect4Referee(Referee):
         cur, mask, plies = self._bits(state)
         score = self.solver.score(cur, mask, plies)
         value = _sign(score)
-        signs = self.solver.move_values(cur, mask, plies, exact=False)
-        optimal = tuple(c for c, v in enumerate(signs) if v is not None and v == value)
+        optimal = self.solver.value_keeping_moves(cur, mask, plies, value)
         return Verdict(value=value, optimal_moves=optimal, score=score)
