@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from boardrl.cli import app
 from boardrl.games import make_game
 from boardrl.solvers import connect4_book as cb
-from boardrl.solvers.connect4 import Connect4Referee, Connect4Solver, position_from_columns
+from boardrl.solvers.connect4 import NO_BOUND, Connect4Referee, Connect4Solver, position_from_columns
 
 #: OEIS A212693: distinct Connect 4 positions after n plies (finished games counted, not expanded).
 A212693 = [1, 7, 49, 238, 1120, 4263, 16422, 54859, 184275]
@@ -124,6 +124,48 @@ def test_referee_with_book_answers_as_without(game, small_book):
     n0 = with_book.nodes
     with_book.solve_score(game.replay(ROOT8))
     assert with_book.nodes == n0  # a lookup, no search
+
+
+def test_positions_one_past_the_book_get_a_true_lower_bound_from_their_parents(game, small_book):
+    """12 stones below the root: the book's 11-stone parents bound the score from below, exactly for a parent's
+    best move, and the search started from that bound gives the plain search's score."""
+    solver = Connect4Solver(book=small_book)
+    plain = Connect4Solver(book=False)
+    rng = np.random.default_rng(3)
+    tight = loose = 0
+    while tight < 3 or loose < 3:
+        state = game.replay(ROOT8)
+        for _ in range(4):
+            if game.is_over(state):
+                break
+            state = game.play(state, int(rng.choice(game.legal_actions(state))))
+        if game.is_over(state) or state.plies != 12:
+            continue
+        bits = (int(state.current), int(state.mask), 12)
+        bound, exact = solver.book_lower_bound(*bits), plain.score(*bits)
+        assert NO_BOUND < bound <= exact
+        assert solver.score(*bits) == exact
+        tight += bound == exact
+        loose += bound < exact
+    # a parent's best move: the bound is the score
+    parent = game.replay(ROOT8 + [0, 1, 2])
+    scores = solver.move_values(int(parent.current), int(parent.mask), 11, exact=True)
+    best = int(np.argmax([-99 if s is None else s for s in scores]))
+    child = game.play(parent, best)
+    assert solver.book_lower_bound(int(child.current), int(child.mask), 12) == -max(s for s in scores if s is not None)
+    # the last level's verdicts: their moves' checks take the children's bounds where they settle them
+    with_book, without = Connect4Referee(game, book=small_book), Connect4Referee(game, book=False)
+    checked = 0
+    while checked < 12:
+        state = game.replay(ROOT8)
+        for _ in range(3):
+            state = state if game.is_over(state) else game.play(state, int(rng.choice(game.legal_actions(state))))
+        if not game.is_over(state):
+            assert with_book.solve(state) == without.solve(state)
+            checked += 1
+    # outside the book's tree, and before its first level, there is no bound to give
+    assert solver.book_lower_bound(*position_from_columns([0, 6, 0, 6, 0, 6, 1, 5, 1, 5, 1, 5])) == NO_BOUND
+    assert solver.book_lower_bound(*position_from_columns(ROOT8[:7] + [0])) == NO_BOUND
 
 
 def test_solver_pickles_without_the_book(small_book):

@@ -30,7 +30,9 @@ finished games and immediate wins first, so they never reach the search.
 
 Opening book (``solvers/connect4_book.py``): when the packaged book file exists, ``Connect4Solver`` answers the
 score and value of a position with at most D stones by a lookup, and ``move_values`` looks up the children with
-at most D stones (searching any that are missing); the book holds exactly the scores a search gives.
+at most D stones (searching any that are missing); the book holds exactly the scores a search gives.  A position
+with D + 1 stones starts its search from the lower bound its parents in the book give (``book_lower_bound``):
+exact when it is a parent's best move, so one null window settles it.
 ``Connect4Solver(book=False)`` (and ``Connect4Referee(book=False)``) always search.
 """
 
@@ -58,6 +60,7 @@ COLUMN_MASKS = np.array([((1 << HEIGHT) - 1) << (7 * c) for c in range(WIDTH)], 
 CENTRE_ORDER = np.array([3, 2, 4, 1, 5, 0, 6], dtype=np.int64)
 ETC_PLIES = 30  # enhanced transposition cutoffs are tried at nodes with fewer stones (deep subtrees)
 MAX_SCORE = 22  # above any reachable score (the fastest win, with the 4th stone, scores 18)
+NO_BOUND = -MAX_SCORE - 1  # "no lower bound known" for ``solve_kernel``
 
 _BOUND_OFFSET = 32  # table bounds are stored as value + 32 in 6 bits; -32 / +31 mean "no bound"
 _NO_LOWER = -_BOUND_OFFSET
@@ -342,16 +345,25 @@ def _terminal_score(cur: int, mask: int, plies: int) -> int:
 
 
 @njit(cache=True)
-def solve_kernel(cur, mask, plies, tt, ws, counters) -> int:
-    """Exact score by null-window bisection of the interval of reachable scores."""
+def solve_kernel(cur, mask, plies, lower, tt, ws, counters) -> int:
+    """Exact score by null-window bisection of the interval of reachable scores.
+
+    ``lower`` is a score the position is known to reach (``NO_BOUND`` when none is known).  When it is above
+    the reachable minimum the first probe asks whether it is exact: a position reached by an optimal move of a
+    parent whose score the book holds scores exactly minus that score, and one null window then settles it.
+    """
     t = _terminal_score(cur, mask, plies)
     if t <= MAX_SCORE:
         return t
     lo = -((CELLS - plies) // 2)
     hi = (CELLS - 1 - plies) // 2
-    # the first probe asks for the sign (the question a referee needs most, and the cheapest to settle);
-    # after that plain bisection: each probe "is the score > med?" shrinks [lo, hi] strictly
+    # the first probe asks for the sign (the question a referee needs most, and the cheapest to settle), or
+    # whether the known lower bound is the score; after that plain bisection: each probe "is the score > med?"
+    # shrinks [lo, hi] strictly
     med = 0
+    if lower > lo:
+        lo = lower
+        med = lower
     while lo < hi:
         if med < lo or med >= hi:
             med = lo + (hi - lo) // 2
@@ -393,15 +405,16 @@ def move_values_kernel(cur, mask, plies, exact, tt, ws, counters, out) -> None:
         child_cur = cur ^ mask
         child_mask = mask | mv
         if exact:
-            out[col] = -solve_kernel(child_cur, child_mask, plies + 1, tt, ws, counters)
+            out[col] = -solve_kernel(child_cur, child_mask, plies + 1, NO_BOUND, tt, ws, counters)
         else:
             out[col] = -sign_kernel(child_cur, child_mask, plies + 1, tt, ws, counters)
 
 
 @njit(cache=True)
-def keeps_value_kernel(cur, mask, plies, value, tt, ws, counters, out) -> None:
+def keeps_value_kernel(cur, mask, plies, value, lowers, tt, ws, counters, out) -> None:
     """For each column, given the position's game value (+1 / 0 / -1): 1 when the move keeps it, 0 when it
-    does not, -1 when the column is full.
+    does not, -1 when the column is full.  ``lowers[col]`` is a known lower bound on the child's score
+    (``NO_BOUND`` if none): a bound above the question's answers it without search.
 
     Knowing the value turns each move's question into one null-window search: in a won position "does the
     child lose for the opponent?" (is its score <= -1), in a drawn one "is the child no better than a draw for
@@ -418,8 +431,10 @@ def keeps_value_kernel(cur, mask, plies, value, tt, ws, counters, out) -> None:
             child_cur = cur ^ mask
             child_mask = mask | mv
             t = _terminal_score(child_cur, child_mask, plies + 1)
-            if t > MAX_SCORE:  # not settled without search: one null window at the child's bound
-                bound = -1 if value > 0 else 0
+            bound = -1 if value > 0 else 0
+            if t > MAX_SCORE and lowers[col] > bound:
+                t = lowers[col]
+            elif t > MAX_SCORE:  # not settled without search: one null window at the child's bound
                 t = search(child_cur, child_mask, plies + 1, bound, bound + 1, tt, ws, counters)
             out[col] = 1 if (t <= -1 if value > 0 else t <= 0) else 0
 
@@ -552,14 +567,35 @@ class Connect4Solver:
         book = self._book(plies)
         return None if book is None else book.score(cur, mask)
 
+    def book_lower_bound(self, cur: int, mask: int, plies: int) -> int:
+        """A score the position reaches, from its parents in the book (``NO_BOUND`` when none is there).
+
+        A parent's mover could have played into this position, so its score is at least minus the position's:
+        the position scores at least ``-score(parent)``, exactly that when the move was one of the parent's best.
+        The parents are the positions without the top stone of a column, where that stone is the last mover's.
+        """
+        if plies == 0 or self._book(plies - 1) is None:
+            return NO_BOUND
+        last_mover = cur ^ mask
+        bound = NO_BOUND
+        for col in range(WIDTH):
+            column = mask & int(COLUMN_MASKS[col])
+            top = 1 << (column.bit_length() - 1) if column else 0
+            if top & last_mover:
+                s = self._book_score(last_mover ^ top, mask ^ top, plies - 1)
+                if s is not None and -s > bound:
+                    bound = -s
+        return bound
+
     # ---- queries on raw bitboards (checked)
     def score(self, cur: int, mask: int, plies: int) -> int:
         check_position(cur, mask, plies)
         s = self._book_score(cur, mask, plies)
         if s is not None:
             return s
+        lower = self.book_lower_bound(cur, mask, plies)
         tt = self._prepare()
-        s = int(solve_kernel(cur, mask, plies, tt, self._ws, self._counters))
+        s = int(solve_kernel(cur, mask, plies, lower, tt, self._ws, self._counters))
         self._finish()
         return s
 
@@ -568,6 +604,8 @@ class Connect4Solver:
         s = self._book_score(cur, mask, plies)
         if s is not None:
             return _sign(s)
+        if self.book_lower_bound(cur, mask, plies) > 0:
+            return 1  # a book parent's best move leads here, and it lost
         tt = self._prepare()
         v = int(sign_kernel(cur, mask, plies, tt, self._ws, self._counters))
         self._finish()
@@ -580,9 +618,10 @@ class Connect4Solver:
             return [None] * WIDTH  # the game is over: no legal moves
         tt = self._prepare()
         out = np.zeros(WIDTH, dtype=np.int64)
-        if self._book(plies + 1) is None:
+        if self._book(plies) is None:
             move_values_kernel(cur, mask, plies, exact, tt, self._ws, self._counters, out)
-        else:  # the children are in the book: the kernel's loop with lookups (a search where one is missing)
+        else:  # the children are in the book, or one past it: the kernel's loop with lookups, or with the lower
+            # bound their book parents give (a search where one is missing)
             for col in range(WIDTH):
                 mv = int(move_bit(mask, col))
                 if mv == 0:
@@ -591,9 +630,11 @@ class Connect4Solver:
                     out[col] = (CELLS + 1 - plies) // 2 if exact else 1
                 else:
                     s = self._book_score(cur ^ mask, mask | mv, plies + 1)
-                    if s is None:
-                        kernel = solve_kernel if exact else sign_kernel
-                        s = int(kernel(cur ^ mask, mask | mv, plies + 1, tt, self._ws, self._counters))
+                    if s is None and exact:
+                        lower = self.book_lower_bound(cur ^ mask, mask | mv, plies + 1)
+                        s = int(solve_kernel(cur ^ mask, mask | mv, plies + 1, lower, tt, self._ws, self._counters))
+                    elif s is None:
+                        s = int(sign_kernel(cur ^ mask, mask | mv, plies + 1, tt, self._ws, self._counters))
                     out[col] = -s if exact else -_sign(s)
         self._finish()
         return [None if v > MAX_SCORE else int(v) for v in out]
@@ -609,9 +650,15 @@ class Connect4Solver:
         if self._book(plies + 1) is not None:  # the children are in the book: their signs are lookups
             signs = self.move_values(cur, mask, plies, exact=False)
             return tuple(c for c, v in enumerate(signs) if v is not None and v == value)
+        lowers = np.full(WIDTH, NO_BOUND, dtype=np.int64)
+        if self._book(plies) is not None:  # the children are one past the book: their parents there bound them
+            for col in range(WIDTH):
+                mv = int(move_bit(mask, col))
+                if mv and not has_four(cur | mv):
+                    lowers[col] = self.book_lower_bound(cur ^ mask, mask | mv, plies + 1)
         tt = self._prepare()
         out = np.zeros(WIDTH, dtype=np.int64)
-        keeps_value_kernel(cur, mask, plies, value, tt, self._ws, self._counters, out)
+        keeps_value_kernel(cur, mask, plies, value, lowers, tt, self._ws, self._counters, out)
         self._finish()
         return tuple(c for c in range(WIDTH) if out[c] == 1)
 
