@@ -605,7 +605,7 @@ class Connect4Solver:
         if s is not None:
             return _sign(s)
         if self.book_lower_bound(cur, mask, plies) > 0:
-            return 1  # a book parent's best move leads here, and it lost
+            return 1  # a parent in the book is lost: every move from it leaves a won position
         tt = self._prepare()
         v = int(sign_kernel(cur, mask, plies, tt, self._ws, self._counters))
         self._finish()
