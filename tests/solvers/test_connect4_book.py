@@ -226,15 +226,3 @@ def test_packaged_book_checksum_count_and_sample():
     for key in np.random.default_rng(2).choice(book.keys[cb._plies_of_keys(book.keys) == book.plies - 1], 3):
         cur, mask, plies = cb.decode_key(int(key))
         assert referee.score(cur, mask, plies) == solver.score(cur, mask, plies)
-
-
-def test_build_workers_start_from_a_shallower_packaged_book_only():
-    """A deeper build's searches get the packaged book's parent bounds; a build as deep never reads its own answers."""
-    packaged = cb.default_book()
-    if packaged is None:
-        pytest.skip("no packaged book")
-    deeper = cb._worker_solver(packaged.plies + 1)
-    nine_stones = position_from_columns([3] * 4 + [2] * 5)
-    assert deeper.book is packaged and deeper.book_lower_bound(*nine_stones) != NO_BOUND
-    assert cb._worker_solver(packaged.plies).book is False
-    assert cb._worker_solver(packaged.plies - 1).book is False

@@ -325,31 +325,22 @@ def default_book() -> OpeningBook | None:
 
 
 # ---------------------------------------------------------------------------------------------- build
-_WORKER_SOLVERS: dict[int, Any] = {}
+_WORKER_SOLVER = None
 
 
-def _worker_solver(plies: int):
-    """The worker's solver for ply-``plies`` positions, made once per process.
-
-    It uses the packaged book only when that book is shallower than ``plies``: a deeper build then starts each
-    search from the lower bound the positions' book parents give (``Connect4Solver.book_lower_bound``), which at
-    ply 9 over the 8-ply book solved 13.2 positions a second on one process against 10.1 without it (the same 768
-    positions, six runs of 128 siblings).  A book as deep as the level being built is never consulted, so a build
-    never reads its own answers.
-    """
-    if plies not in _WORKER_SOLVERS:
+def _worker_solver():
+    global _WORKER_SOLVER
+    if _WORKER_SOLVER is None:
         from boardrl.solvers.connect4 import Connect4Solver
 
-        shallower = default_book()
-        book = shallower if shallower is not None and shallower.plies < plies else False
-        _WORKER_SOLVERS[plies] = Connect4Solver(tt_log2=WORKER_TT_LOG2, max_fill=2.0, book=book)
-    return _WORKER_SOLVERS[plies]
+        _WORKER_SOLVER = Connect4Solver(tt_log2=WORKER_TT_LOG2, max_fill=2.0, book=False)
+    return _WORKER_SOLVER
 
 
 def solve_chunk(args: tuple[int, np.ndarray, np.ndarray, int]) -> tuple[int, np.ndarray]:
-    """Exact scores of one chunk of positions by search; runs in a worker process."""
+    """Exact scores of one chunk of positions (a fresh search, no book); runs in a worker process."""
     index, cur, mask, plies = args
-    solver = _worker_solver(plies)
+    solver = _worker_solver()
     out = np.array([solver.score(int(c), int(m), plies) for c, m in zip(cur, mask)], dtype=np.int8)
     return index, out
 
