@@ -1,7 +1,7 @@
 """Conniption forced wins within a number of turns: an exact answer to a bounded question.
 
-Conniption has no full referee here (flips make positions far more numerous than Connect 4's, and a game need
-not fill up), but "can this player force a win within k of its own turns?" has an exact answer from an AND-OR
+Conniption has no full referee here (flips rearrange the stones and the flip counters are part of the state,
+so there are far more positions than in Connect 4), but "can this player force a win within k of its own turns?" has an exact answer from an AND-OR
 search over stage-moves: at the player's stage-moves one that works is enough, at the opponent's every legal
 one must; a turn of the player that ends with the game still on uses up one of the k.  Fours that appear
 during the opponent's turn count as they do in the rules (a flip that completes both players' fours is won by
@@ -9,7 +9,7 @@ the flipper).  The search is exhaustive within its bound, so a True is a proof o
 proves that none exists within k turns (a longer one may).
 
 What it shows: from the empty board the first player forces a win within 5 of its turns, and not within 4
-(``benchmarks/conniption_forced_wins.py``, under a second on this machine).  Conniption is a first-player
+(``benchmarks/conniption_forced_wins.py``: about a second on this machine).  Conniption is a first-player
 win, and quickly: 17 of the first player's 28 opening turns keep a win within its next 4 turns.  Seed 004's
 table, where the first player wins every game between its non-random heuristics, follows from that.
 
