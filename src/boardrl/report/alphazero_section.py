@@ -146,8 +146,28 @@ TARGETS: dict[str, tuple[Target, ...]] = {
 }
 
 
+def conniption_context() -> str:
+    """What the second seat of Conniption is worth, computed exactly (about a second): the first player's forced
+    win from the empty board (solvers/conniption.py)."""
+    from boardrl.games import make_game
+    from boardrl.solvers.conniption import forced_win_turns
+
+    game = make_game("conniption")
+    turns = forced_win_turns(game, game.initial_state(), 0, 5)
+    if turns is None:
+        return "Context: the first player forces no win within 5 of its turns from the empty board."
+    return (f"Context: from the empty board the first player forces a win within {turns} of its turns "
+            "(solvers/conniption.py, an exhaustive search), so every second seat is a lost game against perfect "
+            "play, and a second player wins only where its opponent steps off that win.")
+
+
+#: A sentence of context beside a game's targets, computed when the report is built.
+CONTEXT: dict[str, Callable[[], str]] = {"conniption": conniption_context}
+
+
 def target_items(e: Experiment, s: SeedResult) -> list[Inline]:
-    """One bullet per target of the experiment's game: the target and its verdict from seed ``s``'s numbers."""
+    """One bullet per target of the experiment's game: the target and its verdict from seed ``s``'s numbers;
+    then the game's context, where it has one."""
     items = []
     for t in TARGETS.get(e.game, ()):
         where = ""
@@ -155,6 +175,8 @@ def target_items(e: Experiment, s: SeedResult) -> list[Inline]:
             where = f" [the {t.profile} profile's target" + (
                 "]" if e.profile == t.profile else f"; these numbers come from profile {e.profile or 'unknown'}]")
         items.append(text(f"Target (issue 10): {t.words}{where}: {t.check(s)}"))
+    if e.game in CONTEXT:
+        items.append(text(CONTEXT[e.game]()))
     return items
 
 
