@@ -137,7 +137,7 @@ class FlipExploiter(Agent):
         t = tuple(int(x) for x in state)
         if t[6] != 1:
             raise ValueError("FlipExploiter plays the second seat only")
-        turns = (bin(t[1]).count("1") - 1) // 2  # its own turns already played (placements of the first player: one more)
+        turns = (bin(t[1]).count("1") - 1) // 2  # its turns already played: the first player has placed one more
         return self.search.best_action(t, turns)
 
 

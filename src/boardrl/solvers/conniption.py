@@ -1,12 +1,12 @@
 """Conniption forced wins within a number of turns: an exact answer to a bounded question.
 
-Conniption has no full referee here (flips rearrange the stones and the flip counters are part of the state,
-so there are far more positions than in Connect 4), but "can this player force a win within k of its own turns?" has an exact answer from an AND-OR
-search over stage-moves: at the player's stage-moves one that works is enough, at the opponent's every legal
-one must; a turn of the player that ends with the game still on uses up one of the k.  Fours that appear
-during the opponent's turn count as they do in the rules (a flip that completes both players' fours is won by
-the flipper).  The search is exhaustive within its bound, so a True is a proof of a forced win and a False
-proves that none exists within k turns (a longer one may).
+Conniption has no full referee here (flips rearrange the stones and the flip counters are part of the state, so
+there are far more positions than in Connect 4), but "can this player force a win within k of its own turns?"
+has an exact answer from an AND-OR search over stage-moves: at the player's stage-moves one that works is
+enough, at the opponent's every legal one must; a turn of the player that ends with the game still on uses up
+one of the k. Fours that appear during the opponent's turn count as they do in the rules (a flip that completes
+both players' fours is won by the flipper). The search is exhaustive within its bound, so a True is a proof of a
+forced win and a False proves that none exists within k turns (a longer one may).
 
 What it shows: from the empty board the first player forces a win within 5 of its turns, and not within 4
 (``benchmarks/conniption_forced_wins.py``: about a second on this machine).  Conniption is a first-player
