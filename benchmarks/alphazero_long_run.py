@@ -6,11 +6,12 @@ judged every 8,192 games with 10 games a seat).
 ``train``: the experiment's learner with a profile's params (``full`` for the hours-long budgets), checkpointing
 into ``--work`` so a killed run resumes where it stopped; every ``--every`` units a snapshot is saved under
 ``<work>/agents/<units>`` and plays ``--opponent`` (10 games a seat by default), one JSON line per point in
-``<work>/curve.jsonl``.  ``judge``: a saved snapshot on the pipeline's own optimal-move positions (verdicts from
-a project that ran the ``referee`` stage, ``--project``) and in matches, the figures README quotes.
+``<work>/curve.jsonl``; a finished run clears its checkpoint, so calling it again starts afresh.  ``judge``: a
+saved snapshot on the pipeline's own optimal-move positions (verdicts from a project that ran the ``referee``
+stage, ``--project``) and in matches, the figures README quotes.
 
-    .venv/bin/python benchmarks/alphazero_long_run.py train connect4_alphazero --profile full --work cache/c4full
-    .venv/bin/python benchmarks/alphazero_long_run.py judge cache/c4full/agents/57344 --games 100 --project .
+    .venv/bin/python benchmarks/alphazero_long_run.py train connect4_alphazero --profile full --work cache/c4run
+    .venv/bin/python benchmarks/alphazero_long_run.py judge cache/c4run/agents/57344 --games 100 --project .
 """
 
 from __future__ import annotations
