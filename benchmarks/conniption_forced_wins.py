@@ -90,27 +90,27 @@ class FlipExpectimax:
         if t[2] == 0 and turns >= self.p2_turns:
             return 0.0
         best = 0.0
+        for _, u, after, cut in self.second_player_moves(t, turns):
+            if not cut:
+                best = max(best, self.value(u, after))
+                if best >= 1.0:
+                    break
+        return best
+
+    def second_player_moves(self, t: tuple, turns: int):
+        """(action, successor, second-player turns played after it, cut?) for each legal stage-move in ``t``; a
+        move is cut when it ends the turn where the first player forces a win within ``cut_turns`` (flip sees it)."""
         bits = legal_bits(*t)
         for a in range(9):
             if (bits >> a) & 1:
                 u = apply(*t, a, SEED_RULE)
                 ends_turn = u[7] == RUNNING and u[6] == 0
-                if ends_turn and forces_win(*u, 0, self.cut_turns, SEED_RULE):
-                    continue  # flip sees a win within its horizon
-                best = max(best, self.value(u, turns + 1 if ends_turn else turns))
-                if best >= 1.0:
-                    break
-        return best
+                yield a, u, turns + ends_turn, ends_turn and forces_win(*u, 0, self.cut_turns, SEED_RULE)
 
     def best_action(self, t: tuple, turns: int) -> int:
         """The second player's best stage-move in ``t`` (lowest action among equals; cut lines last)."""
-        options = []
-        for a in GAME.legal_actions(ConniptionState(*t)):
-            u = apply(*t, a, SEED_RULE)
-            ends_turn = u[7] == RUNNING and u[6] == 0
-            cut = ends_turn and forces_win(*u, 0, self.cut_turns, SEED_RULE)
-            options.append((-1.0 if cut else self.value(u, turns + 1 if ends_turn else turns), -a, a))
-        return max(options)[2]
+        return max((-1.0 if cut else self.value(u, after), -a, a)
+                   for a, u, after, cut in self.second_player_moves(t, turns))[2]
 
     def best_line(self) -> str:
         """One game along the second player's best replies (flip's first tied choice where it has several)."""
