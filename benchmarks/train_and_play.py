@@ -75,6 +75,8 @@ def main() -> None:
     ap.add_argument("--ceiling", default=None, help="play this built-in agent instead of training")
     ap.add_argument("--match-seed", type=int, default=7, help="seed of the matches against --opponent")
     ap.add_argument("--uci-seed", type=int, default=5, help="seed of the UCI protocol's positions and games")
+    ap.add_argument("--save", type=Path, default=None, help="save the trained agent in this folder (for "
+                    "model:<folder>)")
     args = ap.parse_args()
 
     if args.ceiling:
@@ -83,6 +85,8 @@ def main() -> None:
     else:
         game, agent, seconds = trained_agent(args.experiment, json.loads(args.set), args.profile, args.seed,
                                              args.threads)
+        if args.save is not None:
+            agent.save(args.save)
     report: dict = {"experiment": args.experiment, "set": json.loads(args.set), "profile": args.profile,
                     "seed": args.seed, "ceiling": args.ceiling, "train_s": round(seconds, 1)}
     if args.uci:

@@ -157,6 +157,37 @@ def test_self_play_records_pi_and_the_result_for_each_mover_through_extra_turns(
     assert extra_turns > 0
 
 
+def test_league_games_are_spread_evenly_with_alternating_seats_whatever_the_batches():
+    """Share 0.4 over 10 games: games 2, 4, 7, 9 (floor((g + 1) * 0.4) steps up), the learner first, second,
+    first, second; computed in two batches or one, the seats are the same (a resumed run plays the same games)."""
+    learner = setup_learner("tictactoe", network=TINY_NET, opponents=["random"], opponent_share=0.4)
+    whole, _ = learner._league_seats(10)
+    learner.counters["games"] = 3
+    tail, _ = learner._league_seats(7)
+    assert whole.tolist() == [-1, -1, 1, -1, 0, -1, -1, 1, -1, 0] and tail.tolist() == whole[3:].tolist()
+
+
+def test_league_games_store_only_the_learners_decisions_and_its_result():
+    """Every game against ``perfect`` (share 1): the window holds only the learner's positions, its seat
+    alternating game by game, each one move of the learner's and one of perfect's after the last, and z is the
+    learner's result, which an untrained learner never wins against perfect play."""
+    learner = setup_learner("tictactoe", network=TINY_NET, simulations=4, opponents=["perfect"],
+                            opponent_share=1.0)
+    seats = []
+    for _ in range(6):
+        before = len(learner.window)
+        learner._self_play(1)
+        rows = learner.window.rows[before: len(learner.window)]
+        movers = TTT.to_move_batch(rows)
+        assert len(set(movers.tolist())) == 1
+        seats.append(int(movers[0]))
+        stones = np.array([bin(int(a)).count("1") + bin(int(b)).count("1") for a, b in rows[:, :2]])
+        assert (np.diff(stones) == 2).all() and stones[0] == seats[-1]
+    z = learner.window.z[: len(learner.window)]
+    assert seats == [0, 1, 0, 1, 0, 1] and learner.counters["games"] == 6
+    assert set(z.tolist()) <= {0.0, -1.0}
+
+
 def test_losses_are_the_masked_cross_entropy_or_squared_error_and_the_value_mse():
     learner = setup_learner("tictactoe", network=TINY_NET, simulations=4, batch_size=32)
     learner._self_play(16)
@@ -208,7 +239,7 @@ PARAMS = {"games": 48, "checkpoint_every": 16, "network": TINY_NET, "simulations
 POINTS = [0, 32, 48]
 
 
-def run(ckpt, kill_at=None):
+def run(ckpt, kill_at=None, extra=None):
     def on_eval(step, agent):
         if step == kill_at:
             raise Kill
@@ -216,17 +247,20 @@ def run(ckpt, kill_at=None):
         return {"step": step, "move": int(agent.act(TTT.initial_state(), np.random.default_rng(0)))}
 
     learner = AlphaZeroLearner()
-    agent = learner.train(TTT, PARAMS, seed=3, checkpoint_dir=ckpt, eval_points=POINTS, on_eval=on_eval)
+    agent = learner.train(TTT, {**PARAMS, **(extra or {})}, seed=3, checkpoint_dir=ckpt, eval_points=POINTS,
+                          on_eval=on_eval)
     return learner, agent
 
 
-def test_killed_run_resumes_bit_identical(tmp_path):
-    ref, ref_agent = run(tmp_path / "ref")
+@pytest.mark.parametrize("extra", [None, {"opponents": ["random", "tactical"], "opponent_share": 0.4}],
+                         ids=["self-play", "league"])
+def test_killed_run_resumes_bit_identical(tmp_path, extra):
+    ref, ref_agent = run(tmp_path / "ref", extra=extra)
     ck = tmp_path / "ck"
     with pytest.raises(Kill):
-        run(ck, kill_at=32)  # dies at the eval at 32: the last checkpoint is at 16
+        run(ck, kill_at=32, extra=extra)  # dies at the eval at 32: the last checkpoint is at 16
     assert json.loads((ck / MANIFEST).read_text())["done"] == 16
-    resumed, agent = run(ck)
+    resumed, agent = run(ck, extra=extra)
     for name in ("net", "player"):
         for key, value in getattr(ref, name).state_dict().items():
             assert torch.equal(value, getattr(resumed, name).state_dict()[key]), (name, key)
@@ -252,6 +286,8 @@ def test_killed_run_resumes_bit_identical(tmp_path):
     ({"network": "seed999"}, "unknown network preset"),
     ({"simulations": 0}, "simulations"),
     ({"policy_loss": "kl"}, "policy_loss"),
+    ({"opponent_share": 0.5}, "opponent_share > 0 needs opponents"),
+    ({"opponents": ["nobody"], "opponent_share": 0.5}, "alphazero opponents: .*nobody"),
 ])
 def test_bad_params_fail_with_one_line(params, match):
     with pytest.raises(BoardRLError, match=match) as err:

@@ -20,6 +20,15 @@ results and visit counts.  Two switches because they act apart: on Conniption (R
 play alone won sols, cells and hybrid as second; only with it in self-play too did the agent win games against
 flip as second.
 
+**League games (optional).**  With ``opponents`` (agent specs) and ``opponent_share`` > 0 that share of the games
+is played against a fixed player drawn uniformly per game from ``opponents``, the learner taking the two seats in
+turn (AlphaStar's league in miniature, and seed 004's training against its benchmark players).  Only the
+learner's own decisions are stored; their z is the game's result.  Why: self-play converges toward the game's
+equilibrium, and where that equilibrium loses (every Conniption second seat: the first player forces a win within
+5 turns, README "Why flip's second seat resists") only games against the fixed player show which of its
+mistakes a line can wait for.  Which games these are follows from the game counter alone (spread evenly), so a
+resumed run equals an uninterrupted one.
+
 **Gating (optional).**  With ``gating_games`` > 0 the candidate network plays that many games (seats alternating)
 against the network self-play currently uses, both searching ``simulations`` per move; it replaces it when it
 scores at least ``gating_threshold`` (AlphaGo Zero's 0.55).  Off by default, as in AlphaZero.
@@ -38,7 +47,7 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from torch import nn
 
 from boardrl.agents.alphazero import AlphaZeroAgent
@@ -85,12 +94,22 @@ class AlphaZeroParams(LearnerParams):
     value_target_q: float = Field(0.0, ge=0.0, le=1.0, description="value target = (1 - w) * game result + w * "
                                   "the root's search value for the mover (0: the result alone, AlphaZero's)")
     symmetry: bool = Field(True, description="train on a random symmetry image of every sampled position")
+    opponents: list[str] = Field(default_factory=list, description="make_agent specs of the fixed players of the "
+                                 "league games (one drawn per game)")
+    opponent_share: float = Field(0.0, ge=0.0, le=1.0, description="share of the games played against one of "
+                                  "``opponents`` (the learner's seat alternating); 0 = self-play only")
     gating_games: int = Field(0, ge=0, description="arena games per learning phase (0: no gating)")
     gating_threshold: float = Field(0.55, ge=0.0, le=1.0)
     device: Literal["auto", "cpu", "cuda"] = Field("auto")
     threads: int | None = Field(None, ge=1, description="torch CPU threads; null: every core (learn/device.py "
                                 "torch_threads)")
     checkpoint_every: int = Field(1_000, ge=1, description="games between checkpoints")
+
+    @model_validator(mode="after")
+    def _share_needs_opponents(self) -> "AlphaZeroParams":
+        if self.opponent_share > 0 and not self.opponents:
+            raise ValueError("opponent_share > 0 needs opponents (agent specs to play the league games)")
+        return self
 
     @field_validator("network")
     @classmethod
@@ -185,7 +204,41 @@ class AlphaZeroLearner(Learner):
         self.opt = torch.optim.Adam(self.net.parameters(), lr=p.lr, weight_decay=p.weight_decay)
         self.window = Window(p.window, len(game.state_type._fields), game.num_actions)
         self.rng = np.random.default_rng(seed)
+        self.opponents = self._league(game, p.opponents)
         self.counters = {"games": 0, "positions": 0, "updates": 0, "since_train": 0, "promotions": 0}
+
+    @staticmethod
+    def _league(game: Game, specs: list[str]) -> list[Agent]:
+        from boardrl.agents import make_agent
+
+        try:
+            return [make_agent(game, spec) for spec in specs]
+        except BoardRLError as exc:
+            raise LearnError(f"alphazero opponents: {exc}") from None
+
+    def _league_seats(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """For the next ``n`` games: the player a fixed opponent controls (-1: self-play) and which opponent.
+
+        Game g (the run's counter) is a league game when floor((g + 1) * share) > floor(g * share), so the share
+        is spread evenly and depends only on g; league game k puts the learner in seat k % 2.
+        """
+        share = self.p.opponent_share
+        g = self.counters["games"] + np.arange(n, dtype=np.int64)
+        league = np.floor((g + 1) * share) > np.floor(g * share)
+        k = np.floor(g * share).astype(np.int64)  # league games before game g
+        seat = np.where(league, 1 - k % 2, -1).astype(np.int64)  # the opponent's player: learner first when k even
+        which = np.zeros(n, dtype=np.int64)
+        if league.any():
+            which[league] = self.rng.integers(len(self.opponents), size=int(league.sum()))
+        return seat, which
+
+    def _opponent_moves(self, states: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """The fixed opponents' moves in ``states`` (row i played by ``self.opponents[which[i]]``)."""
+        moves = np.zeros(len(states), dtype=np.int64)
+        for m in np.unique(which):
+            rows = np.flatnonzero(which == m)
+            moves[rows] = self.opponents[int(m)].act_batch(states[rows], self.rng)
+        return moves
 
     def _search_settings(self, noise: bool) -> SearchSettings:
         p = self.p
@@ -212,30 +265,38 @@ class AlphaZeroLearner(Learner):
         self._log(start, end, time.perf_counter() - t0, clock, losses)
 
     def _self_play(self, n: int, clock: dict[str, float] | None = None) -> None:
-        """Play ``n`` games side by side to the end; add their positions to the window."""
+        """Play ``n`` games side by side to the end (league games against their opponent); add the learner's
+        positions to the window."""
         game, p = self.game, self.p
         evaluator = with_tactics(game, NetworkEvaluator(game, self.player, self.device), p.tactics)
         states = np.repeat(np.asarray(game.initial_state(), dtype=np.int64)[None], n, axis=0)
+        opponent_seat, which = self._league_seats(n)
         live = np.ones(n, dtype=bool)
         plies = 0
         record_rows, record_pi, record_game, record_mover, record_q = [], [], [], [], []
         results = np.zeros((n, 2), np.float32)
         settings = self._search_settings(noise=True)
         while live.any():
-            rows = np.flatnonzero(live)
-            trees = search(game, states[rows], evaluator, settings, self.rng, clock)
-            visits = trees.root_visits()
-            pi = visit_policy(visits, 1.0)
-            moves = sample_moves(visit_policy(visits, 1.0 if plies < p.temperature_plies else 0.0), self.rng)
-            record_rows.append(states[rows].copy())
-            record_pi.append(pi.astype(np.float32))
-            record_game.append(rows)
-            record_mover.append(game.to_move_batch(states[rows]).astype(np.int64))
-            record_q.append(trees.root_values().astype(np.float32))
-            nxt, finished, rets = step_rows(game, states[rows], moves)
-            states[rows] = nxt
-            results[rows[finished]] = rets[finished]
-            live[rows[finished]] = False
+            live_rows = np.flatnonzero(live)
+            theirs = game.to_move_batch(states[live_rows]).astype(np.int64) == opponent_seat[live_rows]
+            moves = np.zeros(n, dtype=np.int64)
+            rows = live_rows[~theirs]
+            if len(rows):
+                trees = search(game, states[rows], evaluator, settings, self.rng, clock)
+                visits = trees.root_visits()
+                moves[rows] = sample_moves(visit_policy(visits, 1.0 if plies < p.temperature_plies else 0.0),
+                                           self.rng)
+                record_rows.append(states[rows].copy())
+                record_pi.append(visit_policy(visits, 1.0).astype(np.float32))
+                record_game.append(rows)
+                record_mover.append(game.to_move_batch(states[rows]).astype(np.int64))
+                record_q.append(trees.root_values().astype(np.float32))
+            if theirs.any():
+                moves[live_rows[theirs]] = self._opponent_moves(states[live_rows[theirs]], which[live_rows[theirs]])
+            nxt, finished, rets = step_rows(game, states[live_rows], moves[live_rows])
+            states[live_rows] = nxt
+            results[live_rows[finished]] = rets[finished]
+            live[live_rows[finished]] = False
             plies += 1
         game_of, mover = np.concatenate(record_game), np.concatenate(record_mover)
         z = results[game_of, mover]
