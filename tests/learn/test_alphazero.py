@@ -288,6 +288,7 @@ def test_killed_run_resumes_bit_identical(tmp_path, extra):
     ({"policy_loss": "kl"}, "policy_loss"),
     ({"opponent_share": 0.5}, "opponent_share > 0 needs opponents"),
     ({"opponents": ["nobody"], "opponent_share": 0.5}, "alphazero opponents: .*nobody"),
+    ({"opponents": ["pool:members=random+tactical"], "opponent_share": 0.5}, "is a pool; list its members"),
 ])
 def test_bad_params_fail_with_one_line(params, match):
     with pytest.raises(BoardRLError, match=match) as err:

@@ -211,10 +211,17 @@ class AlphaZeroLearner(Learner):
     def _league(game: Game, specs: list[str]) -> list[Agent]:
         from boardrl.agents import make_agent
 
+        from boardrl.agents.pool import PoolAgent
+
         try:
-            return [make_agent(game, spec) for spec in specs]
+            agents = [make_agent(game, spec) for spec in specs]
         except BoardRLError as exc:
             raise LearnError(f"alphazero opponents: {exc}") from None
+        for spec, agent in zip(specs, agents):
+            if isinstance(agent, PoolAgent):  # it plays one game at a time; league games run side by side
+                raise LearnError(f"alphazero opponents: {spec!r} is a pool; list its members in opponents instead "
+                                 "(one is drawn per game)")
+        return agents
 
     def _league_seats(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """For the next ``n`` games: the player a fixed opponent controls (-1: self-play) and which opponent.
