@@ -244,3 +244,34 @@ def test_optuna_dashboard_serves_the_study(project):
     finally:
         stop_group(proc)
     assert [s["study_name"] for s in found["study_summaries"]] == ["dash"]
+
+
+@pytest.mark.parametrize("message", [
+    "BAD_REQUEST: (sqlite3.IntegrityError) UNIQUE constraint failed: tags.key, tags.run_uuid",  # seen in .ci/run
+    'duplicate key value violates unique constraint "tag_pk"',  # PostgreSQL's wording
+    "database is locked",
+])
+def test_a_racing_insert_or_a_lock_is_retried_and_other_errors_are_not(monkeypatch, message):
+    """Two workers setting the same tag of the parent run at once: the loser's insert hits the unique key, and
+    a retry (which finds the row and updates it) succeeds; an error no retry mends is raised at once."""
+    import boardrl.sweeps.tracking as tracking
+
+    monkeypatch.setattr(tracking.time, "sleep", lambda s: None)
+    calls = []
+
+    def flaky(value):
+        calls.append(value)
+        if len(calls) < 3:
+            raise RuntimeError(message)
+        return value
+
+    assert tracking.retry(flaky, "v") == "v" and calls == ["v"] * 3
+    calls.clear()
+
+    def invalid():
+        calls.append(1)
+        raise RuntimeError("INVALID_PARAMETER_VALUE: Changing param values is not allowed")
+
+    with pytest.raises(RuntimeError, match="INVALID_PARAMETER_VALUE"):
+        tracking.retry(invalid)
+    assert calls == [1]

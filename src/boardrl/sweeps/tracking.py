@@ -8,7 +8,11 @@ and its intermediate scores with ``step`` as they are reported, and ends with th
 machines nest their trials under the same parent.
 
 Several worker processes may share MLflow's default SQLite store; SQLite answers "database is locked" when two
-write at once, so every write retries with backoff rather than losing a run.
+write at once, so every write retries with backoff rather than losing a run.  Two workers that write the same tag
+or param of the parent run at the same moment can both find it absent and both insert it; the second insert fails
+on the store's unique key ("UNIQUE constraint failed" in SQLite, "violates unique constraint" in PostgreSQL).
+These writes are idempotent, so that is retried too: the retry finds the row and updates it (seen in the
+two-worker test on a busy machine).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 RETRIES = 12
+#: Words of a store error that a retry can get past (module docstring): a lock, a lost connection, a racing insert.
+TRANSIENT = ("locked", "busy", "connection", "timed out", "temporarily", "unique constraint")
 PARENT_ATTR = "mlflow_parent_run_id"
 
 
@@ -29,7 +35,7 @@ def retry(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - MlflowException, OperationalError, requests errors
             text = str(exc).lower()
-            transient = any(w in text for w in ("locked", "busy", "connection", "timed out", "temporarily"))
+            transient = any(w in text for w in TRANSIENT)
             if not transient or attempt == RETRIES - 1:
                 raise
             time.sleep(min(5.0, 0.05 * 2 ** attempt) * (0.5 + random.random()))
