@@ -76,6 +76,7 @@ def test_the_first_player_forces_a_win_within_five_turns_from_the_empty_board():
     assert forced_win_turns(GAME, start, 0, 5) == 5
     # after a flip of the empty board (a flip spent) only the five inner columns keep the win
     assert forcing_moves(GAME, GAME.replay("f"), 5) == [1, 2, 3, 4, 5]
+    assert forcing_moves(GAME, GAME.replay("n"), 5) == list(range(7))
 
 
 def test_a_finished_game_answers_whether_the_player_won():

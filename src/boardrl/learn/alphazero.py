@@ -285,22 +285,23 @@ class AlphaZeroLearner(Learner):
         settings = self._search_settings(noise=True)
         while live.any():
             live_rows = np.flatnonzero(live)
-            theirs = game.to_move_batch(states[live_rows]).astype(np.int64) == opponent_seat[live_rows]
-            moves = np.zeros(n, dtype=np.int64)
+            movers = game.to_move_batch(states[live_rows]).astype(np.int64)
+            theirs = movers == opponent_seat[live_rows]
+            moves = np.zeros(len(live_rows), dtype=np.int64)
             rows = live_rows[~theirs]
             if len(rows):
                 trees = search(game, states[rows], evaluator, settings, self.rng, clock)
                 visits = trees.root_visits()
-                moves[rows] = sample_moves(visit_policy(visits, 1.0 if plies < p.temperature_plies else 0.0),
-                                           self.rng)
+                moves[~theirs] = sample_moves(visit_policy(visits, 1.0 if plies < p.temperature_plies else 0.0),
+                                              self.rng)
                 record_rows.append(states[rows].copy())
                 record_pi.append(visit_policy(visits, 1.0).astype(np.float32))
                 record_game.append(rows)
-                record_mover.append(game.to_move_batch(states[rows]).astype(np.int64))
+                record_mover.append(movers[~theirs])
                 record_q.append(trees.root_values().astype(np.float32))
             if theirs.any():
-                moves[live_rows[theirs]] = self._opponent_moves(states[live_rows[theirs]], which[live_rows[theirs]])
-            nxt, finished, rets = step_rows(game, states[live_rows], moves[live_rows])
+                moves[theirs] = self._opponent_moves(states[live_rows[theirs]], which[live_rows[theirs]])
+            nxt, finished, rets = step_rows(game, states[live_rows], moves)
             states[live_rows] = nxt
             results[live_rows[finished]] = rets[finished]
             live[live_rows[finished]] = False
