@@ -157,16 +157,6 @@ def test_self_play_records_pi_and_the_result_for_each_mover_through_extra_turns(
     assert extra_turns > 0
 
 
-def test_league_games_are_spread_evenly_with_alternating_seats_whatever_the_batches():
-    """Share 0.4 over 10 games: games 2, 4, 7, 9 (floor((g + 1) * 0.4) steps up), the learner first, second,
-    first, second; computed in two batches or one, the seats are the same (a resumed run plays the same games)."""
-    learner = setup_learner("tictactoe", network=TINY_NET, opponents=["random"], opponent_share=0.4)
-    whole, _ = learner._league_seats(10)
-    learner.counters["games"] = 3
-    tail, _ = learner._league_seats(7)
-    assert whole.tolist() == [-1, -1, 1, -1, 0, -1, -1, 1, -1, 0] and tail.tolist() == whole[3:].tolist()
-
-
 def test_league_games_store_only_the_learners_decisions_and_its_result():
     """Every game against ``perfect`` (share 1): the window holds only the learner's positions, its seat
     alternating game by game, each one move of the learner's and one of perfect's after the last, and z is the

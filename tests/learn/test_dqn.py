@@ -176,6 +176,20 @@ def test_stored_signs_follow_who_moves_next(game_id, opponent, expect_same):
     assert set(np.unique(rewards[live]).tolist()) == {0.0} and (~live).any()
 
 
+def test_league_rows_fold_their_opponent_in_and_self_play_rows_hand_over():
+    """Share 0.5: games 1, 3, 5, ... are league games (the learner first, second, ...), the even ones self-play.
+    Live transitions of tic-tac-toe self-play always hand the move over, those of league games never do, so both
+    signs are stored; the rows of the first eight games take the seats the schedule gives.  ``learn/league.py``'s
+tests check the schedule itself."""
+    learner = setup_learner("tictactoe", opponents=["random"], opponent_share=0.5, steps=400,
+                            learning_starts=10_000, parallel_envs=8)
+    assert learner.learner_player.tolist() == [-1, 0, -1, 1, -1, 0, -1, 1]
+    learner.train_segment(0, 400)
+    buf = learner.buffer
+    live = ~buf.arrays["done"][: len(buf)]
+    assert set(buf.arrays["same_mover"][: len(buf)][live].tolist()) == {False, True}
+
+
 def test_boxes_reward_pays_each_box_at_once_and_adds_up_to_the_boxes_played():
     """Dots and Boxes self-play with ``reward: boxes``: a move earns an extra turn exactly when it completes 1 or
     2 boxes, so a live transition pays 1-2 with the same mover and 0 when the move passes; the last move always
@@ -228,8 +242,9 @@ def run(ckpt, kill_at=None, params=PARAMS, points=(0, 200, 400, 600)):
 CONV_NET = {"body": "conv", "channels": [4], "head": "dueling"}  # channels-last weights, Adam state alike
 
 
-@pytest.mark.parametrize("extra", [{}, {"symmetry": True}, {"network": CONV_NET}, {"lr_end": 1e-5}],
-                         ids=["plain", "symmetry", "conv", "lr_schedule"])
+@pytest.mark.parametrize("extra", [{}, {"symmetry": True}, {"network": CONV_NET}, {"lr_end": 1e-5},
+                                   {"opponents": ["random", "tactical"], "opponent_share": 0.4}],
+                         ids=["plain", "symmetry", "conv", "lr_schedule", "league"])
 def test_killed_run_resumes_bit_identical(tmp_path, extra):
     params = {**PARAMS, **extra}
     ref, _ = run(tmp_path / "ref", params=params)
@@ -279,6 +294,9 @@ def test_final_agent_saves_and_loads_with_the_same_values(tmp_path):
     ("tictactoe", {"network": {"body": "mlp", "head": "policy_value"}}, "q or dueling"),
     ("connect4", {"starts": "uci", "uci_path": "/nonexistent/uci.parquet"}, "UCI table not found"),
     ("tictactoe", {"gamma": 2}, "gamma"),
+    ("tictactoe", {"opponent_share": 0.5}, "opponent_share > 0 needs opponents"),
+    ("tictactoe", {"opponent": "random", "opponents": ["random"], "opponent_share": 0.5}, "choose one"),
+    ("tictactoe", {"opponents": ["nobody"], "opponent_share": 0.5}, "dqn opponents: .*nobody"),
 ])
 def test_bad_params_fail_with_one_line(game_id, params, match):
     with pytest.raises(BoardRLError, match=match) as err:

@@ -21,13 +21,8 @@ play alone won sols, cells and hybrid as second; only with it in self-play too d
 flip as second.
 
 **League games (optional).**  With ``opponents`` (agent specs) and ``opponent_share`` > 0 that share of the games
-is played against a fixed player drawn uniformly per game from ``opponents``, the learner taking the two seats in
-turn (AlphaStar's league in miniature, and seed 004's training against its benchmark players).  Only the
-learner's own decisions are stored; their z is the game's result.  Why: self-play converges toward the game's
-equilibrium, and where that equilibrium loses (every Conniption second seat: the first player forces a win within
-5 turns, README "Why flip's second seat resists") only games against the fixed player show which of its
-mistakes a line can wait for.  Which games these are follows from the game counter alone (spread evenly), so a
-resumed run equals an uninterrupted one.
+is played against a fixed player drawn per game, the learner's seat alternating (``learn/league.py`` says why and
+how they are scheduled).  Only the learner's own decisions are stored; their z is the game's result.
 
 **Gating (optional).**  With ``gating_games`` > 0 the candidate network plays that many games (seats alternating)
 against the network self-play currently uses, both searching ``simulations`` per move; it replaces it when it
@@ -47,7 +42,7 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 from torch import nn
 
 from boardrl.agents.alphazero import AlphaZeroAgent
@@ -58,10 +53,11 @@ from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 from boardrl.learn.device import pick_device, torch_threads
+from boardrl.learn.league import League, LeagueFields
 from boardrl.learn.nn import PRESETS, build_network, network_preset, parse_network_config
 
 
-class AlphaZeroParams(LearnerParams):
+class AlphaZeroParams(LearnerParams, LeagueFields):
     """AlphaZero settings (module docstring); defaults are ours for a 2-core CPU."""
 
     games: int = Field(2_000, ge=1, description="training budget: finished self-play games")
@@ -94,22 +90,12 @@ class AlphaZeroParams(LearnerParams):
     value_target_q: float = Field(0.0, ge=0.0, le=1.0, description="value target = (1 - w) * game result + w * "
                                   "the root's search value for the mover (0: the result alone, AlphaZero's)")
     symmetry: bool = Field(True, description="train on a random symmetry image of every sampled position")
-    opponents: list[str] = Field(default_factory=list, description="make_agent specs of the fixed players of the "
-                                 "league games (one drawn per game)")
-    opponent_share: float = Field(0.0, ge=0.0, le=1.0, description="share of the games played against one of "
-                                  "``opponents`` (the learner's seat alternating); 0 = self-play only")
     gating_games: int = Field(0, ge=0, description="arena games per learning phase (0: no gating)")
     gating_threshold: float = Field(0.55, ge=0.0, le=1.0)
     device: Literal["auto", "cpu", "cuda"] = Field("auto")
     threads: int | None = Field(None, ge=1, description="torch CPU threads; null: every core (learn/device.py "
                                 "torch_threads)")
     checkpoint_every: int = Field(1_000, ge=1, description="games between checkpoints")
-
-    @model_validator(mode="after")
-    def _share_needs_opponents(self) -> "AlphaZeroParams":
-        if self.opponent_share > 0 and not self.opponents:
-            raise ValueError("opponent_share > 0 needs opponents (agent specs to play the league games)")
-        return self
 
     @field_validator("network")
     @classmethod
@@ -204,48 +190,8 @@ class AlphaZeroLearner(Learner):
         self.opt = torch.optim.Adam(self.net.parameters(), lr=p.lr, weight_decay=p.weight_decay)
         self.window = Window(p.window, len(game.state_type._fields), game.num_actions)
         self.rng = np.random.default_rng(seed)
-        self.opponents = self._league(game, p.opponents)
+        self.league = League(game, p.opponents, p.opponent_share, self.name)
         self.counters = {"games": 0, "positions": 0, "updates": 0, "since_train": 0, "promotions": 0}
-
-    @staticmethod
-    def _league(game: Game, specs: list[str]) -> list[Agent]:
-        from boardrl.agents import make_agent
-
-        from boardrl.agents.pool import PoolAgent
-
-        try:
-            agents = [make_agent(game, spec) for spec in specs]
-        except BoardRLError as exc:
-            raise LearnError(f"alphazero opponents: {exc}") from None
-        for spec, agent in zip(specs, agents):
-            if isinstance(agent, PoolAgent):  # it plays one game at a time; league games run side by side
-                raise LearnError(f"alphazero opponents: {spec!r} is a pool; list its members in opponents instead "
-                                 "(one is drawn per game)")
-        return agents
-
-    def _league_seats(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """For the next ``n`` games: the player a fixed opponent controls (-1: self-play) and which opponent.
-
-        Game g (the run's counter) is a league game when floor((g + 1) * share) > floor(g * share), so the share
-        is spread evenly and depends only on g; league game k puts the learner in seat k % 2.
-        """
-        share = self.p.opponent_share
-        g = self.counters["games"] + np.arange(n, dtype=np.int64)
-        league = np.floor((g + 1) * share) > np.floor(g * share)
-        k = np.floor(g * share).astype(np.int64)  # league games before game g
-        seat = np.where(league, 1 - k % 2, -1).astype(np.int64)  # the opponent's player: learner first when k even
-        which = np.zeros(n, dtype=np.int64)
-        if league.any():
-            which[league] = self.rng.integers(len(self.opponents), size=int(league.sum()))
-        return seat, which
-
-    def _opponent_moves(self, states: np.ndarray, which: np.ndarray) -> np.ndarray:
-        """The fixed opponents' moves in ``states`` (row i played by ``self.opponents[which[i]]``)."""
-        moves = np.zeros(len(states), dtype=np.int64)
-        for m in np.unique(which):
-            rows = np.flatnonzero(which == m)
-            moves[rows] = self.opponents[int(m)].act_batch(states[rows], self.rng)
-        return moves
 
     def _search_settings(self, noise: bool) -> SearchSettings:
         p = self.p
@@ -277,7 +223,7 @@ class AlphaZeroLearner(Learner):
         game, p = self.game, self.p
         evaluator = with_tactics(game, NetworkEvaluator(game, self.player, self.device), p.tactics)
         states = np.repeat(np.asarray(game.initial_state(), dtype=np.int64)[None], n, axis=0)
-        opponent_seat, which = self._league_seats(n)
+        opponent_seat, which = self.league.seats(self.counters["games"], n, self.rng)
         live = np.ones(n, dtype=bool)
         plies = 0
         record_rows, record_pi, record_game, record_mover, record_q = [], [], [], [], []
@@ -300,7 +246,7 @@ class AlphaZeroLearner(Learner):
                 record_mover.append(movers[~theirs])
                 record_q.append(trees.root_values().astype(np.float32))
             if theirs.any():
-                moves[theirs] = self._opponent_moves(states[live_rows[theirs]], which[live_rows[theirs]])
+                moves[theirs] = self.league.moves(states[live_rows[theirs]], which[live_rows[theirs]], self.rng)
             nxt, finished, rets = step_rows(game, states[live_rows], moves)
             states[live_rows] = nxt
             results[live_rows[finished]] = rets[finished]

@@ -24,7 +24,9 @@ box taken is rewarded at once instead of at the game's end, 20-odd decisions lat
 
 **Fixed opponent (``opponent: <agent spec>``; seed 000's FixedGameMDP).**  The opponent's replies are folded
 into the transition: s' is the learner's next decision state (or the end), so the sign is always +1.
-``learner_seat`` picks which player the learner is (alternate: by game number).
+``learner_seat`` picks which player the learner is (alternate: by game number).  League games (``opponents``
+with ``opponent_share``, ``learn/league.py``) are such games for a share of the rows' games, the rest self-play;
+each transition keeps its own sign, so the two kinds share one replay.
 
 **Start positions.**  ``starts: uci`` starts every game from a uniformly drawn UCI 8-ply Connect 4 position
 (X = player 0 to move; seed 000's experiment 04 with ``opponent: random, learner_seat: first``).
@@ -67,6 +69,7 @@ from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 from boardrl.learn.device import pick_device, torch_threads
+from boardrl.learn.league import League, LeagueFields
 from boardrl.learn.nn import AnyNetwork, PRESETS, build_network, network_preset, parse_network_config
 from boardrl.learn.replay import ReplayBuffer
 
@@ -74,7 +77,7 @@ SEATS = {"first": 0, "second": 1}
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
 
 
-class DQNParams(LearnerParams):
+class DQNParams(LearnerParams, LeagueFields):
     """DQN settings; defaults as in the module docstring (seed 002's values where it has one)."""
 
     steps: int = Field(100_000, ge=1, description="training budget: the learner's environment steps (decisions)")
@@ -137,6 +140,9 @@ class DQNParams(LearnerParams):
     def _seat_needs_opponent(self) -> "DQNParams":
         if self.opponent is None and self.learner_seat != "alternate":
             raise ValueError("learner_seat applies only with an opponent (self-play plays both seats)")
+        if self.opponent is not None and self.opponent_share > 0:
+            raise ValueError("opponent plays every game; opponents with opponent_share play a share of them: "
+                             "choose one")
         return self
 
 
@@ -311,6 +317,8 @@ class DQNLearner(Learner):
         n = p.parallel_envs
         self.env = game.batched(n, auto_reset=False)
         self.learner_player = np.full(n, -1, dtype=np.int64)  # per row; -1 = self-play (both)
+        self.league = League(game, p.opponents, p.opponent_share, self.name)
+        self.member = np.zeros(n, dtype=np.int64)  # per row: the league member playing it (league games)
         self.pend_row = np.zeros((n, width), dtype=np.int64)
         self.pend_action = np.zeros(n, dtype=np.int64)
         self.pend_mover = np.zeros(n, dtype=np.int64)
@@ -332,6 +340,9 @@ class DQNLearner(Learner):
         if self.opponent is not None:
             seat = self.p.learner_seat
             self.learner_player[rows] = numbers % 2 if seat == "alternate" else SEATS[seat]
+        elif self.league.share > 0:
+            theirs, self.member[rows] = self.league.seats(self.counters["games_started"], rows.size, self.rng)
+            self.learner_player[rows] = np.where(theirs >= 0, 1 - theirs, -1)
         self.counters["games_started"] += int(rows.size)
         self.pend_valid[rows] = False
 
@@ -351,7 +362,7 @@ class DQNLearner(Learner):
             actions = np.zeros(self.env.n, dtype=np.int64)
             actions[mine] = self._learner_moves(mine, states[mine], mover[mine], sums, counts)
             if theirs.size:
-                actions[theirs] = self.opponent.act_batch(states[theirs], self.rng)
+                actions[theirs] = self._opponent_moves(states[theirs], theirs)
             t1 = time.perf_counter()
             finished, returns = self._step(np.union1d(mine, theirs), actions)
             t2 = time.perf_counter()
@@ -364,6 +375,12 @@ class DQNLearner(Learner):
             clock["engine_s"] += t2 - t1
             clock["learn_s"] += t4 - t3
         self._log(start, end, time.perf_counter() - t_start, clock, sums, counts)
+
+    def _opponent_moves(self, states: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The fixed opponent's moves, or in league games each row's member's."""
+        if self.opponent is not None:
+            return self.opponent.act_batch(states, self.rng)
+        return self.league.moves(states, self.member[rows], self.rng)
 
     def _learner_moves(self, rows: np.ndarray, states: np.ndarray, mover: np.ndarray, sums: dict,
                        counts: dict) -> np.ndarray:
@@ -535,6 +552,7 @@ class DQNLearner(Learner):
         return {"online": self.online.state_dict(), "target": self.target.state_dict(),
                 "opt": self.opt.state_dict(), "replay": self.buffer.state_dict(), "rng": rng_state_json(self.rng),
                 "env": self.env.states.copy(), "learner_player": self.learner_player.copy(),
+                "member": self.member.copy(),
                 "pend_row": self.pend_row.copy(), "pend_action": self.pend_action.copy(),
                 "pend_mover": self.pend_mover.copy(), "pend_valid": self.pend_valid.copy(),
                 "pend_margin": self.pend_margin.copy(),
@@ -547,6 +565,7 @@ class DQNLearner(Learner):
         self.buffer.load_state_dict(state["replay"])
         self.rng = rng_from_json(state["rng"])
         self.env.states[:] = np.asarray(state["env"])
+        self.member[:] = np.asarray(state.get("member", 0))  # absent from checkpoints before league games
         for name in ("learner_player", "pend_row", "pend_action", "pend_mover", "pend_valid", "pend_margin"):
             getattr(self, name)[...] = np.asarray(state[name])
         self.folder.load_state_dict(state["folder"])

@@ -1,0 +1,61 @@
+"""League games (learn/league.py): the schedule, the members' moves, and the one-line errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boardrl.agents import make_agent
+from boardrl.games import make_game
+from boardrl.learn.base import LearnError
+from boardrl.learn.league import League, LeagueFields
+
+TTT = make_game("tictactoe")
+
+
+def test_league_games_are_spread_evenly_with_alternating_seats_whatever_the_batches():
+    """Share 0.4 over 10 games: games 2, 4, 7, 9 (floor((g + 1) * 0.4) steps up), the learner first, second,
+    first, second (the opponent's player 1, 0, 1, 0); computed in two batches or one, the seats are the same (a
+    resumed run plays the same games)."""
+    league = League(TTT, ["random"], 0.4, "test")
+    whole, _ = league.seats(0, 10, np.random.default_rng(0))
+    tail, _ = league.seats(3, 7, np.random.default_rng(0))
+    assert whole.tolist() == [-1, -1, 1, -1, 0, -1, -1, 1, -1, 0] and tail.tolist() == whole[3:].tolist()
+
+
+def test_members_are_drawn_uniformly_for_league_games_only():
+    """Share 1 over 3,000 games, three members: each plays a third (99.9% bound: 3.3 sd of a binomial share is
+    under 0.03); share 0: every game is self-play with member 0 and no draw from the generator."""
+    league = League(TTT, ["random", "tactical", "perfect"], 1.0, "test")
+    seat, which = league.seats(0, 3000, np.random.default_rng(1))
+    assert (seat >= 0).all() and np.abs(np.bincount(which, minlength=3) / 3000 - 1 / 3).max() < 0.03
+    rng = np.random.default_rng(2)
+    seat, which = League(TTT, ["random"], 0.0, "test").seats(0, 50, rng)
+    assert (seat == -1).all() and (which == 0).all()
+    assert rng.bit_generator.state == np.random.default_rng(2).bit_generator.state
+
+
+def test_each_row_is_played_by_its_own_member():
+    """Rows given to ``perfect`` take the winning move; rows given to a member that always plays the first legal
+    action take that, whatever the order of the rows."""
+    win_now = np.asarray(TTT.replay("1425"), dtype=np.int64)  # X on cells 1 and 2, to move: wins at 3 (action 2)
+    league = League(TTT, ["perfect", "seed000_alphabeta"], 1.0, "test")
+    first_legal = make_agent(TTT, "seed000_alphabeta").act_batch(win_now[None], np.random.default_rng(0))[0]
+    states = np.repeat(win_now[None], 4, axis=0)
+    moves = league.moves(states, np.array([0, 1, 1, 0]), np.random.default_rng(0))
+    assert moves.tolist() == [2, first_legal, first_legal, 2]
+
+
+@pytest.mark.parametrize("specs,share,match", [
+    (["nobody"], 0.5, "dqn opponents: .*nobody"),
+    (["pool:members=random+tactical"], 0.5, "is a pool; list its members"),
+])
+def test_bad_members_fail_with_one_line(specs, share, match):
+    with pytest.raises(LearnError, match=match) as err:
+        League(TTT, specs, share, "dqn")
+    assert "\n" not in str(err.value)
+
+
+def test_a_share_needs_opponents():
+    with pytest.raises(ValueError, match="opponent_share > 0 needs opponents"):
+        LeagueFields(opponent_share=0.5)
