@@ -182,8 +182,14 @@ def _s002() -> list[SeedNumber]:
             measure: Measure = "loss" if opp == "maxmin" else "win"
             proto = f"{n} games, agent first in the first half, second in the rest"
             out.append(SeedNumber("002", game, agent, kind, budget, proto, opp, "combined", "wdl", fig, src,
-                                  value=l if measure == "loss" else w, measure=measure, reproduction=repro))
+                                  value=l if measure == "loss" else w, measure=measure, reproduction=repro,
+                                  reason=_S002_C4_TRAINING if game == "connect4" else None))
     return out
+
+
+#: How our best Connect 4 DQN trains differently from seed 002's (params.yaml connect4_dqn; README "League games").
+_S002_C4_TRAINING = ("ours plays half its training games against tactical and alpha-beta of depth 2, 4 and 6 "
+                     "(league games), the other half self-play; the seed trained against SemiRandom or itself")
 
 
 def _s003() -> list[SeedNumber]:
