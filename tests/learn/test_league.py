@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from boardrl.agents import make_agent
 from boardrl.games import make_game
 from boardrl.learn.base import LearnError
 from boardrl.learn.league import League, LeagueFields
@@ -36,14 +35,15 @@ def test_members_are_drawn_uniformly_for_league_games_only():
 
 
 def test_each_row_is_played_by_its_own_member():
-    """Rows given to ``perfect`` take the winning move; rows given to a member that always plays the first legal
-    action take that, whatever the order of the rows."""
-    win_now = np.asarray(TTT.replay("1425"), dtype=np.int64)  # X on cells 1 and 2, to move: wins at 3 (action 2)
-    league = League(TTT, ["perfect", "seed000_alphabeta"], 1.0, "test")
-    first_legal = make_agent(TTT, "seed000_alphabeta").act_batch(win_now[None], np.random.default_rng(0))[0]
-    states = np.repeat(win_now[None], 4, axis=0)
-    moves = league.moves(states, np.array([0, 1, 1, 0]), np.random.default_rng(0))
-    assert moves.tolist() == [2, first_legal, first_legal, 2]
+    """200 copies of a position X wins at once (action 2), rows given alternately to ``perfect`` and ``random``:
+    every perfect row takes the win, and the random rows spread over the five legal moves (all 100 alike has
+    probability 5 * 5^-100)."""
+    win_now = np.asarray(TTT.replay("1425"), dtype=np.int64)  # X on cells 1 and 2, O on 4 and 5: X wins at 3
+    league = League(TTT, ["perfect", "random"], 1.0, "test")
+    which = np.arange(200) % 2
+    moves = league.moves(np.repeat(win_now[None], 200, axis=0), which, np.random.default_rng(0))
+    assert (moves[which == 0] == 2).all()
+    assert len(set(moves[which == 1].tolist())) > 1 and set(moves[which == 1].tolist()) <= {2, 5, 6, 7, 8}
 
 
 @pytest.mark.parametrize("specs,share,match", [
