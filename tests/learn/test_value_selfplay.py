@@ -28,7 +28,7 @@ class Kill(Exception):
     """Stands for the process dying."""
 
 
-def run(name: str, ckpt, kill_at: int | None = None):
+def run(name: str, ckpt, kill_at: int | None = None, extra: dict | None = None):
     def on_eval(done, agent):
         if done == kill_at:
             raise Kill
@@ -36,21 +36,39 @@ def run(name: str, ckpt, kill_at: int | None = None):
         return agent.act_batch(states, np.random.default_rng(0)).tolist()
 
     learner = learner_class(name)()
-    agent = learner.train(TTT, SMALL, seed=3, checkpoint_dir=ckpt, eval_points=POINTS, on_eval=on_eval)
+    agent = learner.train(TTT, {**SMALL, **(extra or {})}, seed=3, checkpoint_dir=ckpt, eval_points=POINTS,
+                          on_eval=on_eval)
     return learner, agent
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path, name):
-    ref, _ = run(name, tmp_path / "ref")
+@pytest.mark.parametrize("name,extra", [(n, None) for n in NAMES] + [("td0", {"lr_end": 1e-4})],
+                         ids=NAMES + ["td0-lr_end"])
+def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path, name, extra):
+    ref, _ = run(name, tmp_path / "ref", extra=extra)
     with pytest.raises(Kill):
-        run(name, tmp_path / "ck", kill_at=400)  # last checkpoint at 390, inside the 8th epoch
-    resumed, _ = run(name, tmp_path / "ck")
+        run(name, tmp_path / "ck", kill_at=400, extra=extra)  # last checkpoint at 390, inside the 8th epoch
+    resumed, _ = run(name, tmp_path / "ck", extra=extra)
     assert resumed.resumed_from == 390
     for key, value in ref.net.state_dict().items():
         assert torch.equal(value, resumed.net.state_dict()[key]), key
     assert np.array_equal(ref.memory.arrays["obs"], resumed.memory.arrays["obs"])
     assert resumed.evaluations == ref.evaluations
+
+
+def test_learning_rate_falls_linearly_to_lr_end_at_the_epochs_ends(tmp_path):
+    """lr 1e-3 -> 1e-4 over 400 games: the updates after game 200 run at 5.5e-4, the last epoch's at 1e-4; without
+    lr_end the rate stays."""
+    learner = learner_class("td0")()
+    p = learner.check_params({**SMALL, "optimizer": "adam", "lr": 1e-3, "lr_end": 1e-4})
+    learner.setup(TTT, p, 0, None)
+    learner.train_segment(0, 200)
+    assert learner.opt.param_groups[0]["lr"] == pytest.approx(5.5e-4)
+    learner.train_segment(200, 400)
+    assert learner.opt.param_groups[0]["lr"] == pytest.approx(1e-4)
+    constant = learner_class("td0")()
+    constant.setup(TTT, constant.check_params({**SMALL, "optimizer": "adam", "lr": 1e-3}), 0, None)
+    constant.train_segment(0, 200)
+    assert constant.opt.param_groups[0]["lr"] == pytest.approx(1e-3)
 
 
 @pytest.mark.parametrize("params, message", [

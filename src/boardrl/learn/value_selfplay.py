@@ -53,6 +53,8 @@ class SelfPlayValueParams(LearnerParams):
 
     games: int = Field(100_000, ge=1, description="training games (self-play)")
     lr: float = Field(0.01, gt=0.0, description="learning rate")
+    lr_end: float | None = Field(None, gt=0.0, description="null: lr throughout; else the rate falls linearly from "
+                                 "lr to lr_end over `games` (a function of the game count: resume-safe)")
     optimizer: Literal["sgd", "adam"] = Field("sgd", description="seed 003: plain SGD")
     gamma: float = Field(0.9, ge=0.0, le=1.0, description="discount per move")
     exploration: Exploration = Field(default_factory=lambda: Exploration(schedule="constant", start=0.1),
@@ -169,6 +171,7 @@ class SelfPlayValueLearner(Learner):
             eps = self.p.exploration.epsilon(g)
             self.memory.add(self._play(chunk_end - g, eps))
             updates = self._updates_due(g, chunk_end)
+            self._set_learning_rate(chunk_end)
             if self.lambda_returns and updates:
                 self._refresh_returns()
             losses = [self._update() for _ in range(updates) if len(self.memory) >= self.p.batch]
@@ -177,6 +180,13 @@ class SelfPlayValueLearner(Learner):
             g = self.games_done = chunk_end
             if losses:
                 self.log_metrics({"loss": float(np.mean(losses)), "epsilon": eps}, g)
+
+    def _set_learning_rate(self, games: int) -> None:
+        """``lr``, or with ``lr_end`` the linear fall from lr to lr_end at this game count (the epoch's end)."""
+        p = self.p
+        if p.lr_end is not None:
+            for group in self.opt.param_groups:
+                group["lr"] = p.lr + (p.lr_end - p.lr) * min(1.0, games / p.games)
 
     def _updates_due(self, g: int, chunk_end: int) -> int:
         """The SGD updates after games g .. chunk_end: a whole epoch's when an epoch completes, none mid-epoch.
