@@ -18,6 +18,8 @@ TTT = make_game("tictactoe")
 PARAMS = {"games": 3_000, "checkpoint_every": 1_000, "opponent": "random", "parallel_games": 64,
           "exploration": {"schedule": "exponential", "start": 1.0, "end": 0.1, "decay_games": 800}}
 POINTS = [0, 100, 1_000, 3_000]
+# Where they are measured: at the end of the wave of 64 games in flight there (learn/slots.py), and at the end.
+MEASURED = [0, 128, 1_024, 3_000]
 
 
 class Kill(Exception):
@@ -44,7 +46,7 @@ def run(ckpt: Path, kill_at: int | None = None, seen: list | None = None):
 def test_on_eval_gets_each_point_once_with_a_frozen_agent(tmp_path):
     seen: list = []
     final = run(tmp_path / "ck", seen=seen)
-    assert [n for n, _ in seen] == POINTS
+    assert [n for n, _ in seen] == MEASURED
     assert len(seen[0][1][0]) == 0  # before training the table is empty
     sizes = [len(keys) for _, (keys, _) in seen]
     assert sizes == sorted(sizes) and sizes[1] < sizes[-1]  # snapshots did not keep changing with training
@@ -58,13 +60,13 @@ def test_resume_after_kills_equals_uninterrupted_run(tmp_path):
     ck = tmp_path / "ck"
     seen: list = []
     with pytest.raises(Kill):
-        run(ck, kill_at=1_000, seen=seen)  # dies at eval 1,000: last checkpoint is the one at 100
-    assert json.loads((ck / MANIFEST).read_text())["done"] == 100
+        run(ck, kill_at=1_024, seen=seen)  # dies at eval 1,024: last checkpoint is the one at 128
+    assert json.loads((ck / MANIFEST).read_text())["done"] == 128
     with pytest.raises(Kill):
-        run(ck, kill_at=3_000, seen=seen)  # resumes at 100, dies at the end: last checkpoint at 2,000
-    assert json.loads((ck / MANIFEST).read_text())["done"] == 2_000
+        run(ck, kill_at=3_000, seen=seen)  # resumes at 128, dies at the end: last checkpoint at 2,048
+    assert json.loads((ck / MANIFEST).read_text())["done"] == 2_048
     final = run(ck, seen=seen)
-    assert [n for n, _ in seen] == POINTS  # points before a checkpoint are not called again
+    assert [n for n, _ in seen] == MEASURED  # points before a checkpoint are not called again
     for (n1, (k1, v1)), (n2, (k2, v2)) in zip(ref_seen, seen):
         assert n1 == n2 and np.array_equal(k1, k2) and np.array_equal(v1, v2)
     rk, rv = sorted_table(ref)
@@ -77,7 +79,7 @@ def test_resume_after_kills_equals_uninterrupted_run(tmp_path):
 def test_checkpoint_of_other_params_is_ignored(tmp_path):
     ck = tmp_path / "ck"
     def die_at_1000(n, agent):
-        if n == 1_000:
+        if n == 1_024:
             raise Kill
 
     with pytest.raises(Kill):

@@ -225,7 +225,7 @@ def _run(ckpt: Path, params: dict, kill_at: int | None = None, seen: list | None
         pass
 
     def on_eval(n, agent):
-        if n == kill_at:
+        if kill_at is not None and n >= kill_at:  # measured at the end of the wave that passes it
             raise Kill
         if seen is not None:
             seen.append((n, table_dict(agent.table)))
@@ -246,9 +246,9 @@ def test_resume_after_kills_equals_uninterrupted_run(tmp_path, extra):
     ref = _run(tmp_path / "ref", params, seen=ref_seen)
     ck, seen = tmp_path / "ck", []
     assert _run(ck, params, kill_at=2_000, seen=seen) is None
-    assert json.loads((ck / MANIFEST).read_text())["done"] == 1_000
+    assert 1_000 <= json.loads((ck / MANIFEST).read_text())["done"] < 2_000
     final = _run(ck, params, seen=seen)
-    assert [n for n, _ in seen] == POINTS
+    assert all(p <= n < p + 32 for (n, _), p in zip(seen, POINTS)) and len(seen) == len(POINTS)
     assert seen == ref_seen
     assert table_dict(final.table) == table_dict(ref.table) and final.meta == ref.meta
 

@@ -18,7 +18,7 @@ from boardrl.learn.base import LearnError
 
 TTT = make_game("tictactoe")
 NAMES = ["td0", "td_lambda", "qnet", "dqn_lambda"]
-#: Epochs of 50 games cut by checkpoints every 130 games: partial epochs are resumed mid-way too.
+#: Epochs of 50 games, checkpoints asked every 130 games: each falls inside an epoch, which is played whole first.
 SMALL = {"games": 400, "games_per_epoch": 50, "updates_per_epoch": 20, "checkpoint_every": 130, "device": "cpu",
          "buffer": 500}
 POINTS = [0, 200, 400]
@@ -46,9 +46,9 @@ def run(name: str, ckpt, kill_at: int | None = None, extra: dict | None = None):
 def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path, name, extra):
     ref, _ = run(name, tmp_path / "ref", extra=extra)
     with pytest.raises(Kill):
-        run(name, tmp_path / "ck", kill_at=400, extra=extra)  # last checkpoint at 390, inside the 8th epoch
+        run(name, tmp_path / "ck", kill_at=400, extra=extra)  # checkpoints at 150, 200, 300; 390 ran on to 400
     resumed, _ = run(name, tmp_path / "ck", extra=extra)
-    assert resumed.resumed_from == 390
+    assert resumed.resumed_from == 300
     for key, value in ref.net.state_dict().items():
         assert torch.equal(value, resumed.net.state_dict()[key]), key
     assert np.array_equal(ref.memory.arrays["obs"], resumed.memory.arrays["obs"])

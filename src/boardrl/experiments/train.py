@@ -71,7 +71,7 @@ def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, 
 
     agent = learner.train(game, lp, seed=seed, checkpoint_dir=checkpoint_dir, eval_points=points,
                           on_eval=on_eval, on_metrics=on_metrics, progress=progress)
-    missing = sorted(set(points) - set(learner.evaluations))
+    missing = sorted(set(points) - set(learner.curve_points))
     if missing:
         raise BoardRLError(f"learning curve incomplete: no evaluation at {missing} {learner.unit}")
     if log_to_mlflow:

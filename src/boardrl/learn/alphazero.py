@@ -28,8 +28,9 @@ how they are scheduled).  Only the learner's own decisions are stored; their z i
 against the network self-play currently uses, both searching ``simulations`` per move; it replaces it when it
 scores at least ``gating_threshold`` (AlphaGo Zero's 0.55).  Off by default, as in AlphaZero.
 
-The budget counts finished self-play games; a segment starts no more games than it has left, so nothing is in
-flight at its end and a resumed run equals an uninterrupted one (the state dict holds networks, optimizer,
+The budget counts finished self-play games.  A segment plays whole batches (only the budget and the learning
+phases cut a batch short), so nothing is in flight at its end, where curve points and checkpoints fall does not
+change the games, and a resumed run equals an uninterrupted one (the state dict holds networks, optimizer,
 window and random state).  Defaults are ours, tuned for a 2-core CPU; seed 003's tic-tac-toe setup is an
 experiment in params.yaml.
 """
@@ -95,7 +96,7 @@ class AlphaZeroParams(LearnerParams, LeagueFields):
     device: Literal["auto", "cpu", "cuda"] = Field("auto")
     threads: int | None = Field(None, ge=1, description="torch CPU threads; null: every core (learn/device.py "
                                 "torch_threads)")
-    checkpoint_every: int = Field(1_000, ge=1, description="games between checkpoints")
+    checkpoint_every: int = Field(1_000, ge=1, exclude=True, description="games between checkpoints")
 
     @field_validator("network")
     @classmethod
@@ -160,6 +161,10 @@ class AlphaZeroLearner(Learner):
     name = "alphazero"
     params_model = AlphaZeroParams
     unit = "games"
+    small_run = ("tictactoe", {"games": 60, "network": {"body": "mlp", "hidden": [16], "head": "policy_value"},
+                               "simulations": 4, "eval_simulations": 3, "parallel_games": 12, "train_every": 24,
+                               "updates": 3, "batch_size": 16, "window": 200, "temperature_plies": 2,
+                               "device": "cpu"})
 
     def check_game(self, game: Game, params: AlphaZeroParams) -> None:
         try:
@@ -200,13 +205,18 @@ class AlphaZeroLearner(Learner):
                               noise=p.noise if noise else 0.0)
 
     # ------------------------------------------------------------------ the loop
-    def train_segment(self, start: int, end: int) -> None:
-        """Self-play games start..end (learning after every ``train_every`` of them)."""
+    def train_segment(self, start: int, end: int) -> int:
+        """Self-play batches from game ``start`` until ``end`` is reached (learning after every ``train_every``).
+
+        A batch is ``parallel_games`` games, or fewer where a learning phase or the budget comes first; never
+        where ``end`` (a curve point or a checkpoint) falls, so the batches are the same however the run is cut.
+        Returns the games played, which may pass ``end`` by up to a batch.
+        """
         clock = {"self_play_s": 0.0, "learn_s": 0.0, "tree_s": 0.0, "engine_s": 0.0, "evaluator_s": 0.0}
         losses: list[tuple[float, float]] = []
         t0 = time.perf_counter()
         while self.counters["games"] < end:
-            batch = min(self.p.parallel_games, end - self.counters["games"], self.p.train_every
+            batch = min(self.p.parallel_games, self.p.games - self.counters["games"], self.p.train_every
                         - self.counters["since_train"])
             t = time.perf_counter()
             self._self_play(batch, clock)
@@ -215,7 +225,8 @@ class AlphaZeroLearner(Learner):
                 t = time.perf_counter()
                 losses += self._learn()
                 clock["learn_s"] += time.perf_counter() - t
-        self._log(start, end, time.perf_counter() - t0, clock, losses)
+        self._log(start, self.counters["games"], time.perf_counter() - t0, clock, losses)
+        return self.counters["games"]
 
     def _self_play(self, n: int, clock: dict[str, float] | None = None) -> None:
         """Play ``n`` games side by side to the end (league games against their opponent); add the learner's

@@ -3,18 +3,28 @@
 In the way Stable-Baselines3's ``BaseAlgorithm`` does, ``Learner.train`` runs everything every learner shares:
 
 - the **budget**, counted in the learner's ``unit`` (``"games"`` or ``"steps"``, the params field of that name);
-- **segments** that end at every evaluation point, every ``checkpoint_every`` units and at the end;
-- **evaluation points**: ``on_eval(done, agent)`` gets a frozen snapshot agent; whatever it returns (a JSON-able
-  record, e.g. the learning-curve rows) is kept in ``learner.evaluations`` *and in the checkpoint*, so a resumed
-  run hands back the whole curve, including the points measured before it was killed;
+- **segments** that end at every evaluation point, every ``checkpoint_every`` units and at the end, or, where
+  such a place falls inside the learner's unit of work (a batch of games side by side, an epoch, a vector step),
+  at the end of that unit: ``train_segment`` says how far it got;
+- **evaluation points**: ``on_eval(done, agent)`` gets a frozen snapshot agent at the first count the training
+  reached at or after each requested point; whatever it returns (a JSON-able record, e.g. the learning-curve
+  rows) is kept in ``learner.evaluations`` keyed by that count, ``learner.curve_points`` maps each requested point
+  to it, and both go into the checkpoint, so a resumed run hands back the whole curve, including the points
+  measured before it was killed;
 - **checkpoints** (learn/checkpoint.py) after each segment: the learner's state tree (numpy arrays, torch modules
   and optimizers, replay buffers, every random generator) plus torch's global random state when torch is in
   use, so a killed run resumes to exactly the result of an uninterrupted one (on CPU);
 - a **tqdm progress bar** and a **metrics hook**: ``self.log_metrics({...}, step)`` from a learner (losses,
   epsilon) and the base's own throughput go to ``on_metrics`` (the pipeline sends them to MLflow with ``step``).
 
-A learner subclass implements ``setup`` (fresh state from the seed), ``train_segment(start, end)`` (advance
-exactly from ``start`` to ``end`` units, nothing in flight at the end), ``state_dict``/``load_state_dict`` and
+Why segments may overrun their end: a trained model must be a function of (game, learner params, seed) alone.
+If a segment cut a unit of work short where a curve point or a checkpoint happens to fall, measuring the curve
+more often (or checkpointing more often) would change the model.  So a learner plays its units whole and only the
+budget itself cuts the last one; the curve records the exact count at which each point was measured.
+
+A learner subclass implements ``setup`` (fresh state from the seed), ``train_segment(start, end)`` (advance from
+``start`` to ``end`` units, or to the end of the unit of work in flight at ``end``, never past the budget; nothing
+in flight at the count it returns), ``state_dict``/``load_state_dict`` and
 ``snapshot`` (a frozen agent of the current state); optionally ``records`` (per-run tables, e.g. a value
 trace, that the pipeline writes beside the run's summary).  The checkpoint directory is removed when training
 completes: a checkpoint only ever stands for an unfinished run.
@@ -81,7 +91,10 @@ class LearnerParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    checkpoint_every: int = Field(10_000, ge=1, description="units (games or steps) between checkpoints")
+    # exclude: the model does not depend on it, so it is not part of the params a model, a checkpoint's
+    # fingerprint or a params hash records (a checkpoint written every 1,000 units resumes under every 5,000).
+    checkpoint_every: int = Field(10_000, ge=1, exclude=True,
+                                  description="units (games or steps) between checkpoints")
 
 
 class Learner(ABC):
@@ -90,9 +103,14 @@ class Learner(ABC):
     name: ClassVar[str]
     params_model: ClassVar[type[LearnerParams]]
     unit: ClassVar[Unit] = "games"
+    #: A run of a few seconds that exercises everything the learner carries across segments: (game id,
+    #: params).  Why on the class: the invariance test (tests/learn/test_training_invariance.py) finds every
+    #: learner through the registry, so a new learner is covered by declaring this, without editing the test.
+    small_run: ClassVar[tuple[str, dict[str, Any]] | None] = None
 
     def __init__(self) -> None:
-        self.evaluations: dict[int, Any] = {}
+        self.evaluations: dict[int, Any] = {}  # measured count -> on_eval's record
+        self.curve_points: dict[int, int] = {}  # requested eval point -> the count it was measured at
         self.resumed_from = 0  # units done when this process started (0: a fresh run)
         self._on_metrics: MetricsCallback | None = None
 
@@ -102,8 +120,12 @@ class Learner(ABC):
         """Build fresh state (tables, networks, optimizers, buffers, random generators) from the seed."""
 
     @abstractmethod
-    def train_segment(self, start: int, end: int) -> None:
-        """Train from ``start`` to exactly ``end`` units; nothing may be left in flight at ``end``."""
+    def train_segment(self, start: int, end: int) -> int | None:
+        """Train from ``start`` to ``end`` units, or on to the end of the unit of work in flight at ``end``.
+
+        Returns the count reached (None: exactly ``end``); it lies in ``end .. budget`` and nothing may be in
+        flight there.  Where a unit ends must not depend on ``end``: only the budget may cut a unit short.
+        """
 
     @abstractmethod
     def state_dict(self) -> dict[str, Any]:
@@ -194,16 +216,17 @@ class Learner(ABC):
         t0 = time.perf_counter()
         with _progress_bar(total, done, self.unit, f"{self.name} on {game.game_id}", progress) as bar:
             if done == 0 and 0 in points:
-                self._evaluate(0, on_eval)
+                self._evaluate(0, [0], on_eval)
             for end in segment_ends(total, points, p.checkpoint_every):
                 if end <= done:
                     continue
-                self._run_segment(done, end)
-                bar.update(end - done)
-                done = end
-                if end in points:
-                    self._evaluate(end, on_eval)
-                if end < total:
+                reached = self._run_segment(done, end, total)
+                bar.update(reached - done)
+                due = [q for q in points if done < q <= reached]
+                done = reached
+                if due:
+                    self._evaluate(done, due, on_eval)
+                if done < total:
                     self._save(ckpt, done, seconds + time.perf_counter() - t0)
         ckpt.clear()
         agent = self.final_agent()
@@ -211,30 +234,40 @@ class Learner(ABC):
         return agent
 
     # ------------------------------------------------------------------ the loop's pieces
-    def _run_segment(self, start: int, end: int) -> None:
+    def _run_segment(self, start: int, end: int, total: int) -> int:
+        """Run one segment; the count reached (``end``, or the end of the unit in flight there)."""
         t = time.perf_counter()
-        self.train_segment(start, end)
-        rate = (end - start) / max(time.perf_counter() - t, 1e-9)
-        self.log_metrics({f"{self.unit}_per_s": rate}, end)
+        returned = self.train_segment(start, end)
+        reached = end if returned is None else int(returned)
+        if not end <= reached <= total:
+            raise LearnError(f"{self.name}: a segment asked to reach {end} {self.unit} stopped at {reached} "
+                             f"(it must lie in {end}..{total})")
+        rate = (reached - start) / max(time.perf_counter() - t, 1e-9)
+        self.log_metrics({f"{self.unit}_per_s": rate}, reached)
+        return reached
 
-    def _evaluate(self, done: int, on_eval: EvalCallback | None) -> None:
+    def _evaluate(self, done: int, requested: list[int], on_eval: EvalCallback | None) -> None:
+        """Measure the snapshot at ``done`` for the requested points that fell in the segment just run."""
         record = on_eval(done, self.snapshot()) if on_eval is not None else None
         self.evaluations[int(done)] = record
+        self.curve_points.update({int(q): int(done) for q in requested})
 
     def _save(self, ckpt: Checkpoint, done: int, seconds: float) -> None:
         state = {"learner": self.state_dict(), "torch_rng": _torch_rng_state()}
         evaluations = {str(k): v for k, v in sorted(self.evaluations.items())}
-        ckpt.save(done, state, {"evaluations": evaluations, "seconds": seconds})
+        points = {str(k): v for k, v in sorted(self.curve_points.items())}
+        ckpt.save(done, state, {"evaluations": evaluations, "curve_points": points, "seconds": seconds})
 
     def _restore(self, ckpt: Checkpoint) -> tuple[int, float]:
         """(units done, seconds spent) from the checkpoint, after loading the learner's state; (0, 0) fresh."""
-        self.evaluations = {}
+        self.evaluations, self.curve_points = {}, {}
         loaded = ckpt.load()
         if loaded is None:
             return 0, 0.0
         self.load_state_dict(loaded.state["learner"])
         _set_torch_rng_state(loaded.state.get("torch_rng"))
         self.evaluations = {int(k): v for k, v in loaded.extra.get("evaluations", {}).items()}
+        self.curve_points = {int(k): int(v) for k, v in loaded.extra.get("curve_points", {}).items()}
         return loaded.done, float(loaded.extra.get("seconds", 0.0))
 
     @staticmethod

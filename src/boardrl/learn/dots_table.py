@@ -57,7 +57,7 @@ from boardrl.games.base import Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 from boardrl.learn.dots_transfer import transfer_row
-from boardrl.learn.slots import GameSlots
+from boardrl.learn.slots import GameSlots, segment_stop, waves
 
 #: seed 001's end-of-game rewards (the seed's text): +5 for a win, -1 for a loss, 0 for a draw.
 WIN_BONUS, LOSS_BONUS = 5.0, -1.0
@@ -294,7 +294,13 @@ class _SelfPlay:
                 self.p.gamma, self.p.reward == "seed001")
 
     def play(self, first_game: int, end_game: int) -> None:
-        """Play games number first_game .. end_game-1 to completion (nothing left in flight)."""
+        """Play games number first_game .. end_game-1 to completion, wave by wave (learn/slots.py)."""
+        for lo, hi in waves(first_game, end_game, self.p.parallel_games):
+            self._play_wave(lo, hi)
+        self.games_done = end_game
+
+    def _play_wave(self, first_game: int, end_game: int) -> None:
+        """Games first_game .. end_game-1 side by side to completion (nothing left in flight)."""
         slots = GameSlots(self.game, first_game, end_game, self.p.parallel_games,
                           np.asarray(self.game.initial_state()))
         batch, active, b = slots.batch, slots.active, slots.rows
@@ -313,7 +319,6 @@ class _SelfPlay:
                 continue
             self._finish(batch.states, finished, pend)
             slots.recycle(finished)
-        self.games_done = end_game
 
     def play_moves(self, moves: list[int]) -> None:
         """One game with the given moves (it must end), updating the table exactly as training does."""
@@ -382,6 +387,7 @@ class DotsTableLearner(Learner):
     name = "dots_table"
     params_model = DotsTableParams
     unit = "games"
+    small_run = ("dots_and_boxes_2x2", {"games": 600, "parallel_games": 64, "symmetry": True})
 
     def check_game(self, game: Game, params: DotsTableParams) -> None:
         if not isinstance(game, DotsAndBoxes):
@@ -447,9 +453,11 @@ class DotsTableLearner(Learner):
         self.trainer = _SelfPlay(game, params, DenseTable(game.num_edges, init), self.sym,
                                  np.random.default_rng(seed))
 
-    def train_segment(self, start: int, end: int) -> None:
-        self.trainer.play(start, end)
-        self.log_metrics({"epsilon": self.params.exploration.epsilon(end)}, end)
+    def train_segment(self, start: int, end: int) -> int:
+        stop = segment_stop(end, self.params.games, self.params.parallel_games)
+        self.trainer.play(start, stop)
+        self.log_metrics({"epsilon": self.params.exploration.epsilon(stop)}, stop)
+        return stop
 
     def state_dict(self) -> dict:
         keys, values = self.trainer.table.entries()

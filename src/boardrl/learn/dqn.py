@@ -34,8 +34,9 @@ each transition keeps its own sign, so the two kinds share one replay.
 **Acting.**  ``parallel_envs`` games run side by side on the batched engine without auto-reset; every vector
 step the rows where the learner moves get one batched forward pass, epsilon-greedy over legal actions (the
 ``Exploration`` schedule runs in learner env steps).  A finished row restarts at once.  ``steps`` counts the
-learner's decisions; the last vector step of a segment lets only as many learner rows act as the budget has
-left (the other rows wait, in flight, and are saved in the checkpoint).
+learner's decisions; games in flight carry over from one segment to the next (saved in the checkpoint), and a
+segment ends after a whole vector step, so curve points and checkpoints do not change the training; only the
+run's last vector step lets just as many learner rows act as the budget has left.
 
 **Learning.**  After ``learning_starts`` env steps, ``gradient_steps`` minibatches per ``train_every`` env
 steps (a fractional credit carried across vector steps), Adam (``lr`` throughout, or falling linearly to
@@ -284,6 +285,10 @@ class DQNLearner(Learner):
     name = "dqn"
     params_model = DQNParams
     unit = "steps"
+    small_run = ("tictactoe", {"steps": 600, "parallel_envs": 8, "learning_starts": 50, "batch_size": 16,
+                               "target_every": 20, "n_step": 2, "device": "cpu",
+                               "network": {"body": "mlp", "hidden": [16], "head": "dueling"},
+                               "exploration": {"schedule": "linear", "start": 1.0, "end": 0.1, "decay_games": 300}})
 
     def check_game(self, game: Game, params: DQNParams) -> None:
         if params.starts == "uci" and game.game_id != "connect4":
@@ -347,7 +352,12 @@ class DQNLearner(Learner):
         self.pend_valid[rows] = False
 
     # ------------------------------------------------------------------ the loop
-    def train_segment(self, start: int, end: int) -> None:
+    def train_segment(self, start: int, end: int) -> int:
+        """Whole vector steps from ``start`` until ``end`` learner steps are reached; returns the steps taken.
+
+        The vector step is the unit of work: only the budget cuts one short (its last rows wait), never a curve
+        point or a checkpoint, so where those fall does not change the training.
+        """
         clock = {"act_s": 0.0, "learn_s": 0.0, "engine_s": 0.0}
         sums = {"loss": torch.zeros((), device=self.device), "q": torch.zeros((), device=self.device)}
         counts = {"loss": 0, "q": 0}
@@ -357,7 +367,7 @@ class DQNLearner(Learner):
             states = self.env.states
             mover = self.game.to_move_batch(states).astype(np.int64)
             is_learner = (self.learner_player < 0) | (mover == self.learner_player)
-            mine = np.flatnonzero(is_learner)[: end - self.counters["env_steps"]]
+            mine = np.flatnonzero(is_learner)[: self.p.steps - self.counters["env_steps"]]
             theirs = np.flatnonzero(~is_learner)
             actions = np.zeros(self.env.n, dtype=np.int64)
             actions[mine] = self._learner_moves(mine, states[mine], mover[mine], sums, counts)
@@ -374,7 +384,8 @@ class DQNLearner(Learner):
             clock["act_s"] += (t1 - t0) + (t3 - t2)
             clock["engine_s"] += t2 - t1
             clock["learn_s"] += t4 - t3
-        self._log(start, end, time.perf_counter() - t_start, clock, sums, counts)
+        self._log(start, self.counters["env_steps"], time.perf_counter() - t_start, clock, sums, counts)
+        return self.counters["env_steps"]
 
     def _opponent_moves(self, states: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The fixed opponent's moves, or in league games each row's member's."""

@@ -56,7 +56,7 @@ from boardrl.games._kernels import popcount
 from boardrl.games.base import Game
 from boardrl.games.tictactoe import apply, legal_bits, status
 from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
-from boardrl.learn.slots import GameSlots
+from boardrl.learn.slots import GameSlots, segment_stop, waves
 
 REGIMES = ("opponent", "second_qt", "snapshots")
 
@@ -361,17 +361,20 @@ class _Trainer:
         self.whole_games = (game.game_id == "tictactoe" and p.parallel_games == 1
                             and (opponent is None or type(opponent) is RandomAgent))
 
+    def wave(self) -> tuple[int, ...]:
+        """The wave of games side by side (slots.py), or none: the seed's one-game-at-a-time kernel may stop
+        after any game without changing the games (its draws are per game)."""
+        return () if self.whole_games else (self.p.parallel_games,)
+
     def play(self, first: int, end: int) -> None:
         """Games number first .. end-1; the frozen copy is refreshed after every multiple of snapshot_every."""
-        every = self.p.snapshot_every if self.p.regime == "snapshots" else end
-        while first < end:
-            stop = min(end, (first // every + 1) * every)
+        snap = (self.p.snapshot_every,) if self.p.regime == "snapshots" else ()
+        for lo, stop in waves(first, end, *snap, *self.wave()):
             if self.whole_games:
-                self._play_ttt(first, stop)
+                self._play_ttt(lo, stop)
             else:
-                self._play_block(first, stop)
-            first = stop
-            if self.p.regime == "snapshots" and stop % every == 0:
+                self._play_block(lo, stop)
+            if self.p.regime == "snapshots" and stop % self.p.snapshot_every == 0:
                 self.other = self.table.copy()  # deepcopy + stop_learning(): same values, never updated
 
     def _play_ttt(self, first: int, end: int, chunk: int = 4096) -> None:
@@ -440,6 +443,7 @@ class QTLearner(Learner):
     name = "qt"
     params_model = QTParams
     unit = "games"
+    small_run = ("tictactoe", {"games": 600, "regime": "snapshots", "snapshot_every": 150, "parallel_games": 64})
 
     def opponent_spec(self, params: QTParams) -> str | None:
         return params.opponent if params.regime == "opponent" else None
@@ -452,8 +456,10 @@ class QTLearner(Learner):
         self.game, self.params, self.seed = game, params, int(seed)
         self.trainer = _Trainer(game, params, np.random.default_rng(seed), opponent)
 
-    def train_segment(self, start: int, end: int) -> None:
-        self.trainer.play(start, end)
+    def train_segment(self, start: int, end: int) -> int:
+        stop = segment_stop(end, self.params.games, *self.trainer.wave())
+        self.trainer.play(start, stop)
+        return stop
 
     def state_dict(self) -> dict:
         t = self.trainer

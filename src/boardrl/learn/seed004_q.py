@@ -262,6 +262,7 @@ class Seed004QLearner(Learner):
     name = "seed004_q"
     params_model = Seed004QParams
     unit = "games"
+    small_run = ("conniption", {"decay": 0.05, "tolerance": 0.01, "opponent": "random", "learner_seat": "both"})
 
     def check_game(self, game: Game, params: Seed004QParams) -> None:
         if not isinstance(game, Conniption):

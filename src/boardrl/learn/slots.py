@@ -4,9 +4,17 @@ Why one helper: every tabular learner plays games number ``first .. end-1`` in `
 auto-reset, restarts a finished row with the next game until every game has started, then lets finished rows
 stand (a finished game has no legal move, so ``step`` leaves it alone).  Doing that bookkeeping in one place keeps
 the order of games, and so every run, the same in each learner.
+
+Waves: a learner plays its games in waves of ``parallel`` games (game numbers ``k * parallel .. (k+1) * parallel
+- 1``), each started together and played out before the next.  Why not one long stream of recycled rows: a
+stream is cut wherever a training segment ends (a curve point, a checkpoint), and the cut changes which games
+run side by side, so it changed the model.  Waves end at fixed game numbers, so the model is the same however
+the run is cut; ``segment_stop`` tells a learner where a segment asked to reach ``end`` really stops.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -45,3 +53,23 @@ class GameSlots:
         self.started += restart.size
         self.done += ended.size
         return restart
+
+
+def segment_stop(end: int, total: int, *periods: int) -> int:
+    """Where a segment asked to reach ``end`` games stops: the first multiple of a period at or after ``end``
+    (the end of the wave in flight there), or ``total`` when that comes first.  No periods: ``end`` itself."""
+    if not periods:
+        return min(int(end), int(total))
+    return min([int(total)] + [-(-int(end) // int(p)) * int(p) for p in periods])
+
+
+def waves(first: int, end: int, *periods: int) -> Iterator[tuple[int, int]]:
+    """Consecutive game ranges ``(lo, hi)`` covering ``first .. end``, cut at every multiple of each period."""
+    if not periods:
+        yield int(first), int(end)
+        return
+    lo = int(first)
+    while lo < end:
+        hi = segment_stop(lo + 1, end, *periods)
+        yield lo, hi
+        lo = hi

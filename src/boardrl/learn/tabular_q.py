@@ -39,7 +39,7 @@ from boardrl.agents.learned import GreedyQAgent, QTable, greedy_first, table_fin
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
-from boardrl.learn.slots import GameSlots
+from boardrl.learn.slots import GameSlots, segment_stop, waves
 from boardrl.sweeps.space import choices, floats, ints
 
 SEATS = {"first": 0, "second": 1}
@@ -188,7 +188,13 @@ class _Trainer:
         return out
 
     def play(self, first_game: int, end_game: int) -> None:
-        """Play games number first_game .. end_game-1 to completion (no game left in flight)."""
+        """Play games number first_game .. end_game-1 to completion, wave by wave (learn/slots.py)."""
+        for lo, hi in waves(first_game, end_game, self.p.parallel_games):
+            self._play_wave(lo, hi)
+        self.games_done = end_game
+
+    def _play_wave(self, first_game: int, end_game: int) -> None:
+        """Games first_game .. end_game-1 side by side to completion (no game left in flight)."""
         slots = GameSlots(self.game, first_game, end_game, self.p.parallel_games, self.start_row)
         batch, active, b = slots.batch, slots.active, slots.rows
         lp = self._learner_players(slots.number)
@@ -226,7 +232,6 @@ class _Trainer:
             self._record_trace(first_game + slots.done, int(finished.sum()))
             restart = slots.recycle(finished)
             lp[restart] = self._learner_players(slots.number[restart])
-        self.games_done = end_game
 
 
 class TabularQLearner(Learner):
@@ -235,6 +240,8 @@ class TabularQLearner(Learner):
     name = "tabular_q"
     params_model = TabularQParams
     unit = "games"
+    small_run = ("tictactoe", {"games": 600, "parallel_games": 64, "opponent": "random", "exploration": {
+        "schedule": "exponential", "start": 1.0, "end": 0.1, "decay_games": 300}})
     #: What a sweep varies (boardrl.sweeps.space); params.yaml `sweeps.<id>.space` may narrow it.
     search_space = {
         "alpha": floats(0.01, 1.0, log=True),
@@ -258,8 +265,10 @@ class TabularQLearner(Learner):
         self.trainer = _Trainer(game, params, table, np.random.default_rng(seed),
                                 self._start_state(game, params.start), opponent)
 
-    def train_segment(self, start: int, end: int) -> None:
-        self.trainer.play(start, end)
+    def train_segment(self, start: int, end: int) -> int:
+        stop = segment_stop(end, self.params.games, self.params.parallel_games)
+        self.trainer.play(start, stop)
+        return stop
 
     def state_dict(self) -> dict:
         keys, vals = self.trainer.table.compact()

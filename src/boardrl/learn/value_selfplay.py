@@ -110,6 +110,8 @@ class SelfPlayValueLearner(Learner):
     """The loop of module docstring; subclasses set ``values`` ("afterstate" or "q") and ``lambda_returns``."""
 
     unit = "games"
+    small_run = ("tictactoe", {"games": 260, "games_per_epoch": 50, "updates_per_epoch": 20, "buffer": 500,
+                               "device": "cpu"})
     values: ClassVar[Literal["afterstate", "q"]]
     lambda_returns: ClassVar[bool]
 
@@ -163,11 +165,16 @@ class SelfPlayValueLearner(Learner):
         return cls(self.game, net, self.p.network, name=self.name, meta=meta, device=self.device)
 
     # ------------------------------------------------------------------ the loop
-    def train_segment(self, start: int, end: int) -> None:
+    def train_segment(self, start: int, end: int) -> int:
+        """Whole epochs from game ``start`` until ``end`` is reached; returns the games played.
+
+        An epoch (``games_per_epoch`` games side by side, then its updates) is the unit of work: only the budget
+        cuts one short, so where curve points and checkpoints fall does not change the training.
+        """
         per = self.p.games_per_epoch
         g = start
         while g < end:
-            chunk_end = min(end, (g // per + 1) * per)
+            chunk_end = min(self.p.games, (g // per + 1) * per)
             eps = self.p.exploration.epsilon(g)
             self.memory.add(self._play(chunk_end - g, eps))
             updates = self._updates_due(g, chunk_end)
@@ -180,6 +187,7 @@ class SelfPlayValueLearner(Learner):
             g = self.games_done = chunk_end
             if losses:
                 self.log_metrics({"loss": float(np.mean(losses)), "epsilon": eps}, g)
+        return g
 
     def _set_learning_rate(self, games: int) -> None:
         """``lr``, or with ``lr_end`` the linear fall from lr to lr_end at this game count (the epoch's end)."""
@@ -191,9 +199,8 @@ class SelfPlayValueLearner(Learner):
     def _updates_due(self, g: int, chunk_end: int) -> int:
         """The SGD updates after games g .. chunk_end: a whole epoch's when an epoch completes, none mid-epoch.
 
-        Why: a training segment ends at every learning-curve point and checkpoint, often inside an epoch; updating
-        there would make the curve points change the training.  So updates wait for the epoch's end, and only
-        the last, partial epoch of a run (games not a multiple of games_per_epoch) gets its pro-rated share.
+        Why: an epoch is played whole (``train_segment``), so ``chunk_end`` is an epoch's end or the budget's;
+        only the last, partial epoch of a run (games not a multiple of games_per_epoch) gets its pro-rated share.
         """
         per, total = self.p.games_per_epoch, self.p.games
         if chunk_end % per == 0:
