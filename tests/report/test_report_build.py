@@ -273,11 +273,16 @@ def test_missing_results_dir_is_a_one_line_error_with_exit_2(tmp_path):
 
 
 def test_pipeline_script_writes_the_report(results, tmp_path):
+    """The report, and the headline table's data and README block (here in tmp_path: never the project's own)."""
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- headline:start -->\n<!-- headline:end -->\n")
     proc = subprocess.run([sys.executable, str(ROOT / "pipeline" / "report.py"), "--results", str(results),
-                           "--out", str(tmp_path / "reports"), "--data-summary", str(tmp_path / "none.json")],
+                           "--out", str(tmp_path / "reports"), "--data-summary", str(tmp_path / "none.json"),
+                           "--headline", str(tmp_path / "headline.json"), "--readme", str(readme)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "reports" / "report.md").is_file() and f"report: {N_FILES} files" in proc.stderr
+    assert (tmp_path / "headline.json").is_file() and "| tictactoe | `perfect` |" in readme.read_text()
 
 
 def test_pipeline_script_reports_a_malformed_file_in_one_line(results, tmp_path):
