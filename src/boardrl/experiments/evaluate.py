@@ -2,8 +2,9 @@
 
 Per seed: the ladder (W/D/L per seat and combined, 95% Wilson intervals), the optimal-move rate judged by the
 game's referee (for Connect 4 also per phase of the game: opening, middle, end; the verdicts come from the
-``referee`` stage, experiments/referee.py), and for Connect 4 the UCI start-position protocols and, for agents
-with a value, its accuracy on the UCI labels.  Across seeds: the interquartile mean and a bootstrap interval of
+``referee`` stage, experiments/referee.py), for tic-tac-toe the exact loss probability against ``perfect`` per
+seat (the whole tree walked, evaluate/exact_loss.py), and for Connect 4 the UCI start-position protocols and, for
+agents with a value, its accuracy on the UCI labels.  Across seeds: the interquartile mean and a bootstrap interval of
 each headline number (evaluate/seeds.py).  Evaluation games and position sets come from ``evaluate.seed``, the
 same for every seed and experiment, so differences between seeds are the models' own.
 
@@ -26,6 +27,8 @@ from boardrl.atomic_io import atomic_write_json
 from boardrl.cache import cache_dir
 from boardrl.config import Params, evaluate_slice, runtime_processes
 from boardrl.errors import BoardRLError
+from boardrl.evaluate.exact_loss import GAME_ID as EXACT_GAME_ID
+from boardrl.evaluate.exact_loss import SEAT_KEYS, ExactLossError, exact_loss
 from boardrl.evaluate.match import play_match
 from boardrl.evaluate.optimal_rate import optimal_move_rate
 from boardrl.evaluate.phases import rates_by_phase
@@ -108,6 +111,25 @@ def optimal_by_phase(params: Params, game, agent, root: Path | None = None) -> d
     return out
 
 
+def exact_vs_perfect(game, agent) -> dict[str, Any] | None:
+    """Exact loss probability against ``perfect`` per seat and the value-losing moves (tic-tac-toe; None for other
+    games).  An agent the walk cannot follow (its move depends on its random stream) gets nulls and the reason."""
+    if game.game_id != EXACT_GAME_ID:
+        return None
+    t0 = time.perf_counter()
+    try:
+        out = exact_loss(agent).to_dict()
+    except ExactLossError as exc:
+        print(f"evaluate: exact loss vs perfect not measured: {exc}", file=sys.stderr, flush=True)
+        return {"opponent": "perfect", **{seat: None for seat in SEAT_KEYS}, "value_losing_moves": None,
+                "flawless": None, "not_measured": str(exc)}
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    print(f"evaluate: exact loss vs perfect {out['as_first']['loss']:.5f} as first, {out['as_second']['loss']:.5f} "
+          f"as second; {out['value_losing_moves']} value-losing move(s) ({out['seconds']:.2f} s)",
+          file=sys.stderr, flush=True)
+    return out
+
+
 def uci(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1) -> dict[str, Any] | None:
     """The UCI protocols where the experiment's settings ask for them (Connect 4 only)."""
     cfg = params.uci(exp_id)
@@ -154,6 +176,9 @@ def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, process
     by_phase = optimal_by_phase(params, game, agent, root)
     if by_phase is not None:
         results["optimal_move_by_phase"] = by_phase
+    exact = exact_vs_perfect(game, agent)
+    if exact is not None:
+        results["exact_vs_perfect"] = exact
     results["uci"] = uci(params, exp_id, root, game, agent, processes)
     values = value_accuracy(params, exp_id, root, game, agent)
     if values is not None:
@@ -162,6 +187,8 @@ def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, process
         alone = optimal_moves(params, game, agent.network_agent(), root)
         results["network_alone"] = {"optimal_move_rate": None if alone is None else alone["rate"],
                                     "optimal_move": alone}
+        if exact is not None:
+            results["network_alone"]["exact_vs_perfect"] = exact_vs_perfect(game, agent.network_agent())
         if by_phase is not None:
             results["network_alone"]["optimal_move_by_phase"] = optimal_by_phase(params, game, agent.network_agent(),
                                                                                  root)
@@ -181,6 +208,13 @@ def seed_metrics(results: dict[str, Any]) -> dict[str, float | None]:
     for who, block in (("phase", results), ("network_alone_phase", results.get("network_alone") or {})):
         for phase, rate in (block.get("optimal_move_by_phase") or {}).items():
             m[metric_key(who, phase, "optimal_move_rate")] = rate["rate"]
+    alone = results.get("network_alone") or {}
+    for who, block in (("exact_vs_perfect", results.get("exact_vs_perfect")),
+                       ("network_alone/exact_vs_perfect", alone.get("exact_vs_perfect"))):
+        if block and block.get("flawless") is not None:
+            for seat in SEAT_KEYS:
+                m[metric_key(*who.split("/"), seat, "loss")] = block[seat]["loss"]
+            m[metric_key(*who.split("/"), "value_losing_moves")] = block["value_losing_moves"]
     for label, s in ((results["uci"] or {}).get("seed000") or {}).items():
         m[metric_key("uci", "seed000", label, "win")] = s["win"]
     for label, block in ((results["uci"] or {}).get("full") or {}).items():
@@ -209,7 +243,21 @@ def spread(per_seed: dict[int, dict[str, Any]], seed: int) -> dict[str, Any]:
     if any("value_accuracy" in per_seed[s] for s in seeds):  # None unless every seed has one
         out["value_accuracy"] = across_seeds(
             [(per_seed[s].get("value_accuracy") or {}).get("accuracy", {}).get("rate") for s in seeds], seed)
+    exact = exact_spread([per_seed[s].get("exact_vs_perfect") for s in seeds], seed)
+    if exact is not None:
+        out["exact_vs_perfect"] = exact
     return out
+
+
+def exact_spread(blocks: list[dict[str, Any] | None], seed: int) -> dict[str, Any] | None:
+    """Across seeds of the exact loss against ``perfect``: how many seeds are flawless (loss probability 0 in both
+    seats) of how many measured, and the IQM per seat (None unless every seed was measured); None if no seed was."""
+    if all(b is None for b in blocks):
+        return None
+    measured = [b for b in blocks if b is not None and b.get("flawless") is not None]
+    return {"flawless_seeds": sum(bool(b["flawless"]) for b in measured), "measured_seeds": len(measured),
+            **{seat: across_seeds([((b or {}).get(seat) or {}).get("loss") for b in blocks], seed)
+               for seat in SEAT_KEYS}}
 
 
 def headline(exp_id: str, results: dict[str, Any]) -> dict[str, Any]:
@@ -220,6 +268,14 @@ def headline(exp_id: str, results: dict[str, Any]) -> dict[str, Any]:
         out["optimal_move_rate"] = round(agg["optimal_move_rate"]["iqm"], 4)
     if agg.get("value_accuracy") is not None:
         out["value_accuracy"] = round(agg["value_accuracy"]["iqm"], 4)
+    exact = agg.get("exact_vs_perfect")
+    if exact is not None:
+        out["exact_vs_perfect"] = {"flawless_seeds": exact["flawless_seeds"]}
+        if exact["measured_seeds"] != len(agg["seeds"]):
+            out["exact_vs_perfect"]["measured_seeds"] = exact["measured_seeds"]
+        for seat in SEAT_KEYS:
+            if exact[seat] is not None:
+                out["exact_vs_perfect"][f"loss_{seat}"] = round(exact[seat]["iqm"], 5)
     for opp, block in agg["opponents"].items():
         if block["win"] is not None and block["loss"] is not None:
             out[f"vs {opp}"] = {"win": round(block["win"]["iqm"], 4), "loss": round(block["loss"]["iqm"], 4)}
@@ -278,6 +334,12 @@ def _flat_spread(agg: dict[str, Any]) -> dict[str, float]:
         out["iqm/optimal_move_rate"] = agg["optimal_move_rate"]["iqm"]
     if agg.get("value_accuracy") is not None:
         out["iqm/uci/value_accuracy"] = agg["value_accuracy"]["iqm"]
+    exact = agg.get("exact_vs_perfect")
+    if exact is not None:
+        out["exact_vs_perfect/flawless_seeds"] = exact["flawless_seeds"]
+        for seat in SEAT_KEYS:
+            if exact[seat] is not None:
+                out[f"iqm/exact_vs_perfect/{seat}/loss"] = exact[seat]["iqm"]
     return out
 
 

@@ -7,6 +7,7 @@ An experiment is keyed by a stable id (``tictactoe_tabular_q``) and trained with
     results/train/<id>/seed-<k>/<name>.tsv     a learner's records (e.g. trace.tsv: seed 000's Q-value trace)
     results/eval/<id>.json                     {"experiment", "game", "learner", "profile", "unit", "budget",
                                                 "seeds": {"<k>": {"opponents", "optimal_move_rate", "uci",
+                                                                  "exact_vs_perfect" (tic-tac-toe),
                                                                   "provenance", ...}},
                                                 "across_seeds": {"seeds", "opponents", "optimal_move_rate"}}
 
@@ -184,6 +185,12 @@ def _check_seed_block(block: Any, seed: int, path: Path) -> None:
     for name, seat_block in opponents.items():
         _check_seat_block(seat_block, f"{where}.opponents.{name}", path)
     _check_rate(block.get("optimal_move_rate"), f"{where}.optimal_move_rate", path)
+    exact = block.get("exact_vs_perfect")
+    if exact is not None:
+        if not isinstance(exact, dict):
+            raise ReportError(f"{path}: {where}.exact_vs_perfect must be an object or null")
+        for seat in ("as_first", "as_second"):
+            _check_rate((exact.get(seat) or {}).get("loss"), f"{where}.exact_vs_perfect.{seat}.loss", path)
     uci = block.get("uci")
     if uci is not None:
         if not isinstance(uci, dict):

@@ -224,6 +224,33 @@ def optimal_seed_blocks(e: Experiment, links: Links) -> list[Block]:
     return [Paragraph(text("Optimal-move rate by seed (95% Wilson intervals):")), Bullets(items)] if items else []
 
 
+def _exact_item(k: int, s: SeedResult, links: Links) -> Inline | None:
+    """One seed's exact loss against perfect per seat, or why it was not measured; None where not computed."""
+    ex = (s.evaluation or {}).get("exact_vs_perfect")
+    if not isinstance(ex, dict):
+        return None
+    if ex.get("flawless") is None:
+        return [Span(f"seed {k}: not measured ({ex.get('not_measured') or 'no reason given'})")]
+    n = int(ex.get("value_losing_moves") or 0)
+    return [Span(f"seed {k}: "), links.number(pct((ex.get("as_first") or {}).get("loss")), s.eval_provenance),
+            Span(" as first, "), links.number(pct((ex.get("as_second") or {}).get("loss")), s.eval_provenance),
+            Span(f" as second; {n} value-losing move{'s' if n != 1 else ''} at reachable positions")]
+
+
+def exact_loss_blocks(e: Experiment, links: Links) -> list[Block]:
+    """Tic-tac-toe: each seed's exact probability of losing to ``perfect`` (the whole tree walked), and how many
+    seeds are flawless."""
+    items = [item for k, s in e.evaluated.items() if (item := _exact_item(k, s, links)) is not None]
+    if not items:
+        return []
+    agg = (e.across_seeds or {}).get("exact_vs_perfect") or {}
+    count = (f"; {agg['flawless_seeds']} of {agg['measured_seeds']} measured seed(s) never lose in either seat"
+             if "flawless_seeds" in agg and "measured_seeds" in agg else "")
+    return [Paragraph(text("Exact probability of losing to perfect (which draws uniformly among its optimal moves) "
+                           "per seat, from the whole game tree walked rather than from sampled games" + count + ":")),
+            Bullets(items)]
+
+
 def _phase_row(label: str, by_phase: dict[str, Any], names: list[str], s: SeedResult, links: Links) -> list[Inline]:
     cells: list[Inline] = [text(label)]
     for name in names:
@@ -333,7 +360,8 @@ def experiment_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]
 
     return [Heading(2, e.id, anchor=e.id), title_line(e), play_line(e), *curve_blocks(e, fig_dir), *trace_blocks(e, fig_dir),
             *across_blocks(e, links),
-            *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links), *phase_blocks(e, links),
+            *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links),
+            *exact_loss_blocks(e, links), *phase_blocks(e, links),
             *uci_blocks(e, links, fig_dir),
             *value_accuracy_blocks(e, links)]
 
