@@ -1,12 +1,16 @@
 """A/B: torch CPU threads 1 against 2 for the neural learners, on each experiment's own params.
 
     python benchmarks/torch_threads.py [--repeats 3] [--experiments connect4_dqn,...]
+    BOARDRL_CPU_ISA=native python benchmarks/torch_threads.py   # the same without the instruction-set pin
 
-Why: the DQN and AlphaZero learners use every core unless their params set ``threads`` (learn/device.py
-``torch_threads``), because their convolutional nets trained 1.4-1.6x faster on both cores of an idle 2-core
-machine, while small MLPs do better on one.  Each run trains the experiment's learner alone (no learning curve,
-no files kept) on a shortened budget; runs alternate 1 and 2 threads, each in a fresh process (torch's thread
-pool cannot shrink once used), so a busy neighbour hits both.  Prints the median seconds of each and the ratio.
+Why: the DQN and AlphaZero learners use ``DEFAULT_THREADS`` (2) unless their params set ``threads``
+(learn/device.py ``torch_threads``), because their convolutional nets trained 1.4-1.6x faster on both cores of an
+idle 2-core machine, while small MLPs do better on one.  The count is a constant, not the machine's cores,
+because it changes the model bits.  Each run trains the experiment's learner alone (no learning curve, no files
+kept) on a shortened budget.  Runs alternate 1 and 2 threads, each in a fresh process (torch's thread pool
+cannot shrink once used), so a busy neighbour hits both.  Prints the median seconds of each and the ratio.  The
+pin (boardrl/cpu_pins.py) costs speed, mostly through MKL's SSE2 branch.  Running once with
+``BOARDRL_CPU_ISA=native`` measures that cost on the real learners.
 """
 
 from __future__ import annotations

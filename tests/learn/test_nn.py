@@ -7,8 +7,7 @@ import torch
 
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
-from boardrl.cores import available_cores
-from boardrl.learn.device import pick_device, torch_threads
+from boardrl.learn.device import DEFAULT_THREADS, pick_device, torch_threads
 from boardrl.learn.nn import (
     PRESETS, ConvConfig, MLPConfig, ResidualConfig, build_network, default_network_config, network_preset,
     parse_network_config,
@@ -127,11 +126,11 @@ def test_pick_device():
             pick_device("cuda")
 
 
-def test_torch_threads_asked_for_then_environment_then_every_core(monkeypatch):
+def test_torch_threads_asked_for_then_environment_then_a_constant(monkeypatch):
     before = torch.get_num_threads()
     try:
         monkeypatch.delenv("BOARDRL_TORCH_THREADS", raising=False)
-        assert torch_threads() == torch.get_num_threads() == available_cores()
+        assert torch_threads() == torch.get_num_threads() == DEFAULT_THREADS  # never the machine's cores
         monkeypatch.setenv("BOARDRL_TORCH_THREADS", "1")
         assert torch_threads() == torch.get_num_threads() == 1
         assert torch_threads(2) == torch.get_num_threads() == 2

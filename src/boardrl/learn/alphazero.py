@@ -53,7 +53,7 @@ from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, has_tactics, 
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
-from boardrl.learn.device import pick_device, torch_threads
+from boardrl.learn.device import adam, pick_device, torch_threads
 from boardrl.learn.league import League, LeagueFields
 from boardrl.learn.nn import PRESETS, build_network, network_preset, parse_network_config
 
@@ -94,7 +94,7 @@ class AlphaZeroParams(LearnerParams, LeagueFields):
     gating_games: int = Field(0, ge=0, description="arena games per learning phase (0: no gating)")
     gating_threshold: float = Field(0.55, ge=0.0, le=1.0)
     device: Literal["auto", "cpu", "cuda"] = Field("auto")
-    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: every core (learn/device.py "
+    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/device.py "
                                 "torch_threads)")
     checkpoint_every: int = Field(1_000, ge=1, exclude=True, description="games between checkpoints")
 
@@ -192,7 +192,7 @@ class AlphaZeroLearner(Learner):
         self.config = self._config(p.network, game)
         self.net = build_network(self.config, game.encoding_shape, game.num_actions).to(self.device)
         self.player = copy.deepcopy(self.net).eval()  # the network self-play uses (the best one, with gating)
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=p.lr, weight_decay=p.weight_decay)
+        self.opt = adam(self.net.parameters(), lr=p.lr, weight_decay=p.weight_decay)
         self.window = Window(p.window, len(game.state_type._fields), game.num_actions)
         self.rng = np.random.default_rng(seed)
         self.league = League(game, p.opponents, p.opponent_share, self.name)

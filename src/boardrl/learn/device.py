@@ -1,7 +1,9 @@
-"""Where torch runs: one place that turns a preference ("auto", "cpu", "cuda") into a device.
+"""Where and how torch runs: a preference ("auto", "cpu", "cuda") turned into a device, and the thread count.
 
-Why: learners and agents must run unchanged on a laptop and on a GPU machine.  "auto" takes CUDA when present;
-asking for CUDA explicitly on a machine without it is an error rather than a silent (and slow) CPU run.
+Why one place: learners and agents must run unchanged on a laptop and on a GPU machine.  "auto" takes CUDA
+when present; asking for CUDA explicitly on a machine without it is an error rather than a silent (and slow) CPU
+run.  On the CPU a trained model must also be the same on every machine: the instruction sets are pinned
+when boardrl is imported (``boardrl/cpu_pins.py``), and the thread count and deterministic kernels are set here.
 """
 
 from __future__ import annotations
@@ -11,34 +13,55 @@ from typing import Literal
 
 import torch
 
-from boardrl.cores import available_cores
 from boardrl.errors import BoardRLError
 
 DevicePreference = Literal["auto", "cpu", "cuda"]
 DEVICE_CHOICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 #: Environment variable that sets torch's CPU threads where a learner's params leave them open.
 THREADS_ENV = "BOARDRL_TORCH_THREADS"
+#: torch's CPU threads where neither params nor the environment say: a constant, not the machine's cores.
+DEFAULT_THREADS = 2
 
 
 def pick_device(preference: str = "auto") -> torch.device:
-    """The torch device for ``preference``; ``BoardRLError`` for an unknown choice or missing CUDA."""
+    """The torch device for ``preference``; ``BoardRLError`` for an unknown choice or missing CUDA.
+
+    Learners call this once in setup, so it also switches torch's deterministic algorithms on for the CPU
+    (``deterministic_algorithms``).
+    """
     if preference not in DEVICE_CHOICES:
         raise BoardRLError(f"unknown device {preference!r}; choose one of: {', '.join(DEVICE_CHOICES)}")
     has_cuda = torch.cuda.is_available()
     if preference == "cuda" and not has_cuda:
         raise BoardRLError("device 'cuda' was asked for, but torch finds no CUDA GPU here (use 'auto' or 'cpu')")
-    if preference == "cpu" or not has_cuda:
-        return torch.device("cpu")
-    return torch.device("cuda")
+    device = torch.device("cpu" if preference == "cpu" or not has_cuda else "cuda")
+    deterministic_algorithms(device)
+    return device
+
+
+def deterministic_algorithms(device: torch.device) -> None:
+    """Deterministic kernels on the CPU: an operation without a deterministic implementation then raises.
+
+    Why CPU only: the CPU models must be the same everywhere, and every operation of our networks has a
+    deterministic CPU kernel.  On CUDA the same switch would make cuBLAS raise unless
+    ``CUBLAS_WORKSPACE_CONFIG`` was set before CUDA started, and GPU models are not claimed to be
+    bit-reproducible.  Why not fill new tensors with NaN (torch's default in this mode): our code never reads
+    memory it did not write, and the filling costs time on every new tensor.
+    """
+    torch.use_deterministic_algorithms(device.type == "cpu")
+    torch.utils.deterministic.fill_uninitialized_memory = False
 
 
 def torch_threads(requested: int | None = None) -> int:
     """Set torch's CPU threads (learners call this once) and return the count.
 
-    ``requested`` wins; otherwise ``$BOARDRL_TORCH_THREADS`` (the test suite sets 1: its two xdist workers
-    would oversubscribe the cores), otherwise every core this process may use (torch's default may be lower,
-    e.g. inside containers).  Why not always 1: the convolutional nets of DQN and AlphaZero train 1.4-1.6x
-    faster on both cores of an idle 2-core machine (README, "torch threads").
+    ``requested`` (the learner's ``threads`` param) wins, then ``$BOARDRL_TORCH_THREADS``, then
+    ``DEFAULT_THREADS``.  Why never the machine's cores: the count changes the model bits.  ATen splits its
+    parallel reductions (loss means) by thread, and MKL's reproducible branch splits matrix products by thread.
+    So a machine with more cores would train a different model.  The thread count is part of the params.  The
+    environment variable is a deliberate override with the same effect on the bits: the test suite sets 1,
+    because its two xdist workers would oversubscribe the cores.  Why 2: the convolutional nets of DQN and
+    AlphaZero train 1.4-1.6x faster on both cores of the project's 2-core machine (README, "torch threads").
     """
     env = os.environ.get(THREADS_ENV)
     if requested is not None:
@@ -49,8 +72,19 @@ def torch_threads(requested: int | None = None) -> int:
         except ValueError:
             raise BoardRLError(f"${THREADS_ENV} must be a positive integer, got {env!r}") from None
     else:
-        n = available_cores()
+        n = DEFAULT_THREADS
     if n < 1:
         raise BoardRLError(f"torch threads must be >= 1, got {n}")
     torch.set_num_threads(n)
     return n
+
+
+def adam(params, **kwargs) -> torch.optim.Adam:
+    """torch's Adam in its fused form: the same update, computed in one kernel per step.
+
+    Why fused: the default (for-each) Adam takes its square root from MKL's vector math, which is inexact
+    (about one value in five off by a last bit) and differs between an Intel and an AMD CPU whatever the
+    dispatch pins say (``boardrl/cpu_pins.py``); the fused kernel computes it in torch itself, so DQN and
+    AlphaZero models came out byte-identical on both vendors (measured on an AMD EPYC and an Intel Xeon).
+    """
+    return torch.optim.Adam(params, fused=True, **kwargs)

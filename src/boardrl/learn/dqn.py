@@ -69,7 +69,7 @@ from boardrl.agents.network import NetworkAgent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
-from boardrl.learn.device import pick_device, torch_threads
+from boardrl.learn.device import adam, pick_device, torch_threads
 from boardrl.learn.league import League, LeagueFields
 from boardrl.learn.nn import AnyNetwork, PRESETS, build_network, network_preset, parse_network_config
 from boardrl.learn.replay import ReplayBuffer
@@ -121,7 +121,7 @@ class DQNParams(LearnerParams, LeagueFields):
                            "transition (game.symmetries_batch: s, a and s' mapped alike); seeds: no")
     parallel_envs: int = Field(64, ge=1, description="games played side by side on the batched engine")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (auto: CUDA when present)")
-    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: every core (learn/device.py "
+    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/device.py "
                                 "torch_threads; conv nets train 1.4-1.6x faster on 2 threads, small MLPs on 1)")
 
     @field_validator("network")
@@ -313,7 +313,7 @@ class DQNLearner(Learner):
         self.config = resolve_network(p.network, game)
         self.online = build_network(self.config, game.encoding_shape, game.num_actions).to(self.device)
         self.target = copy.deepcopy(self.online).eval()
-        self.opt = torch.optim.Adam(self.online.parameters(), lr=p.lr)
+        self.opt = adam(self.online.parameters(), lr=p.lr)
         width = len(game.initial_state())  # replay and folder keep state rows, encoded when sampled
         self.buffer = ReplayBuffer(p.buffer_size, (width,), game.num_actions, obs_dtype=np.int64)
         self.folder = NStepFolder(p.parallel_envs, p.n_step, (width,), p.gamma, obs_dtype=np.int64)

@@ -43,7 +43,7 @@ from boardrl.agents.network import NetworkAgent, encode_states, greedy_actions
 from boardrl.games.base import Game, random_legal_actions
 from boardrl.learn.afterstate import AfterstateAgent, afterstate_scores, value_network_fn
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
-from boardrl.learn.device import pick_device
+from boardrl.learn.device import adam, pick_device
 from boardrl.learn.lambda_returns import EpisodeBuffer
 from boardrl.learn.nn import MLPConfig, build_network
 
@@ -137,7 +137,7 @@ class SelfPlayValueLearner(Learner):
                     torch.nn.init.normal_(module.weight, 0.0, params.init_std)
         self.net.to(self.device)
         self.target = None if self.lambda_returns else copy.deepcopy(self.net)
-        opt = torch.optim.SGD if params.optimizer == "sgd" else torch.optim.Adam
+        opt = torch.optim.SGD if params.optimizer == "sgd" else adam
         self.opt = opt(self.net.parameters(), lr=params.lr)
         self.rng = np.random.default_rng(seed)
         self.memory = EpisodeBuffer(params.buffer, game.encoding_shape, game.num_actions)
