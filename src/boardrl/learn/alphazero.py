@@ -161,6 +161,7 @@ class AlphaZeroLearner(Learner):
     name = "alphazero"
     params_model = AlphaZeroParams
     unit = "games"
+    arithmetic = "torch"
     small_run = ("tictactoe", {"games": 60, "network": {"body": "mlp", "hidden": [16], "head": "policy_value"},
                                "simulations": 4, "eval_simulations": 3, "parallel_games": 12, "train_every": 24,
                                "updates": 3, "batch_size": 16, "window": 200, "temperature_plies": 2,

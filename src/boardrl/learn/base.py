@@ -107,6 +107,9 @@ class Learner(ABC):
     #: params).  Why on the class: the invariance test (tests/learn/test_training_invariance.py) finds every
     #: learner through the registry, so a new learner is covered by declaring this, without editing the test.
     small_run: ClassVar[tuple[str, dict[str, Any]] | None] = None
+    #: Whose arithmetic trains it: "numpy" (numpy and numba: the same bits on every machine) or "torch" (the
+    #: same bits on CPUs under boardrl/cpu_pins.py; not claimed on GPUs).  The report says which is which.
+    arithmetic: ClassVar[Literal["numpy", "torch"]] = "numpy"
 
     def __init__(self) -> None:
         self.evaluations: dict[int, Any] = {}  # measured count -> on_eval's record

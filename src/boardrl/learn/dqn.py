@@ -285,6 +285,7 @@ class DQNLearner(Learner):
     name = "dqn"
     params_model = DQNParams
     unit = "steps"
+    arithmetic = "torch"
     small_run = ("tictactoe", {"steps": 600, "parallel_envs": 8, "learning_starts": 50, "batch_size": 16,
                                "target_every": 20, "n_step": 2, "device": "cpu",
                                "network": {"body": "mlp", "hidden": [16], "head": "dueling"},

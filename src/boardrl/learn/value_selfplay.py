@@ -110,6 +110,7 @@ class SelfPlayValueLearner(Learner):
     """The loop of module docstring; subclasses set ``values`` ("afterstate" or "q") and ``lambda_returns``."""
 
     unit = "games"
+    arithmetic = "torch"
     small_run = ("tictactoe", {"games": 260, "games_per_epoch": 50, "updates_per_epoch": 20, "buffer": 500,
                                "device": "cpu"})
     values: ClassVar[Literal["afterstate", "q"]]

@@ -20,6 +20,7 @@ from boardrl.report.comparison import seeds_table
 from boardrl.report.traces_section import trace_cells
 from boardrl.report.document import Block, Bullets, Heading, Paragraph, Span, Table, text
 from boardrl.report.links import DEFAULT_UI, Links
+from boardrl.report.reproducibility import reproducibility_blocks
 from boardrl.report.results import Experiment, ReportError, load_results, load_tournaments
 from boardrl.report.sections import (experiment_blocks, experiments_table, optimal_blocks, profile_blocks,
                                      provenance_table)
@@ -115,6 +116,7 @@ def compose(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: P
     blocks += sweep_blocks(sweeps or [], exps, links, fig_dir)
     blocks += tournament_blocks(tournaments or {}, links)
     blocks += closing_blocks(exps, links, tournaments)
+    blocks += reproducibility_blocks(exps)
     blocks += data_blocks(data_summary, project)
     return blocks
 
