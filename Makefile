@@ -3,7 +3,7 @@ PY := .venv/bin/python
 PIP := .venv/bin/pip
 STAMP := .venv/.installed
 
-.PHONY: install test bench repro ui play clean
+.PHONY: install test bench repro study ui play clean
 
 $(PY):
 	python3 -m venv .venv
@@ -24,13 +24,21 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 # The whole pipeline (dvc.yaml): data, training, evaluation, report.  PROFILE=default runs `dvc repro`; another
-# profile (profiles/<name>.yaml: tiny, full) runs as its own DVC experiment (`dvc exp run --temp -S ...`), so its
-# results stay apart (`dvc exp show`, `dvc exp apply <name>`).  params.yaml (+ the overlay) is validated first:
+# profile (profiles/<name>.yaml: tiny, full) runs `dvc repro` in its own lasting folder (.dvc/tmp/exps/profiles/
+# <name>) and is saved as a DVC experiment, so its results stay apart (`dvc exp show`, `dvc exp apply <name>`) and
+# a killed run, rerun with the same command, continues from its checkpoints and finished stages.  params.yaml (+ the overlay) is validated first:
 # a mistake is one `error:` line before DVC runs.  The venv's bin/ goes first on PATH so the stages' `python`
 # is the project's interpreter; nothing is exported beyond this command.
 PROFILE ?= default
 repro: $(STAMP)
 	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m boardrl.experiments.profiles run $(PROFILE)
+
+# A study (studies/<NAME>.yaml): its variations as DVC experiments through DVC's queue, JOBS side by side, tracked
+# in MLflow; finished variations are skipped, so rerunning a killed study continues it.  Table: studies/<NAME>/.
+JOBS ?= 1
+study: $(STAMP)
+	@test -n "$(NAME)" || { echo "error: make study NAME=<a study of studies/>" >&2; exit 2; }
+	PATH="$(CURDIR)/.venv/bin:$$PATH" .venv/bin/boardrl study $(NAME) --jobs $(JOBS)
 
 # MLflow UI over the project's tracking database: http://127.0.0.1:5000
 ui: $(STAMP)

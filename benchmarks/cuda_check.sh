@@ -25,5 +25,6 @@ step tests_cuda 300 "$py" -m pytest -p no:cacheprovider -n 8 --timeout 250 -rfEs
 step bench_gpu 150 "$py" benchmarks/run.py --only dqn --only alphazero --repeats 1 --output "$out/bench_gpu.json"
 step bench_cpu 150 env CUDA_VISIBLE_DEVICES= "$py" benchmarks/run.py --only dqn --only alphazero --repeats 1 \
     --output "$out/bench_cpu.json"
-step az_train_gpu 200 "$py" benchmarks/train_and_play.py connect4_alphazero --opponent tactical --games 100
+step az_train_gpu 200 "$py" pipeline/train.py --experiment connect4_alphazero   # the train stage, outside DVC
+step az_play_gpu 200 "$py" -m boardrl.cli match connect4 model:connect4_alphazero tactical --games 100
 tail -n 1 "$out"/*.log

@@ -383,5 +383,25 @@ def _apply_best(name: str, storage: str | None, run_it: bool) -> None:
         raise SystemExit(subprocess.call(cmd))
 
 
+# ---------------------------------------------------------------------------------------------- study
+@app.command()
+def study(
+    name: Annotated[str, typer.Argument(help="A study: studies/<name>.yaml.", show_default=False)],
+    jobs: Annotated[int, typer.Option("--jobs", help="DVC queue workers: variations run side by side.")] = 1,
+    check: Annotated[bool, typer.Option("--check", help="Only validate every variation; queue nothing.")] = False,
+) -> None:
+    """Run a study: its variations as DVC experiments through DVC's queue (finished ones are skipped, so a killed
+    study continues), tracked in MLflow; then its table, studies/<name>/results.md and .png."""
+    from boardrl.experiments.study import check as check_study
+    from boardrl.experiments.study import run_study
+
+    if jobs < 1:
+        raise BoardRLError(f"--jobs must be at least 1, got {jobs}")
+    if check:
+        check_study(Path.cwd(), name)
+        return
+    raise SystemExit(run_study(Path.cwd(), name, jobs))
+
+
 if __name__ == "__main__":
     main()

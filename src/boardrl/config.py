@@ -8,6 +8,7 @@ before doing anything: a bad file gives one line, ``error: params.yaml: <key pat
 Layout (see params.yaml for the documented defaults):
 
     profile                                 default | tiny | full: which overlay of profiles/ produced the numbers
+    study.{name, variation}                 only in a study's DVC experiments (studies/<name>.yaml): MLflow tags
     data.{source, url, timeout_s}           download stage
     prepare.{check_regenerated}             prepare stage
     train.{eval_games, curve, opponents.<game>}
@@ -193,8 +194,17 @@ class TournamentParams(_Strict):
     seed: int = Field(0, ge=0, lt=2**63, description="seed of the pairings' games")
 
 
+class StudyLabel(_Strict):
+    """Which study variation a DVC experiment runs (set by ``boardrl study`` in the variation's params.yaml): MLflow
+    runs carry it as tags, and no stage's numbers depend on it."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="the study (studies/<name>.yaml)")
+    variation: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="the variation of the study")
+
+
 class Params(_Strict):
     profile: str = Field("default", pattern=r"^[a-z0-9_-]+$", description="the overlay that produced the numbers")
+    study: StudyLabel | None = Field(None, description="set only in a study's DVC experiments (boardrl study)")
     data: DataParams
     prepare: PrepareParams
     train: TrainParams

@@ -1,7 +1,9 @@
-"""Profiles: overlays of params.yaml (dicts merge, lists replace), validated, run as DVC experiments via `-S`."""
+"""Profiles: overlays of params.yaml (dicts merge, lists replace), validated, run as DVC experiments in a persistent
+directory (a killed run resumes: tests/experiments/test_profile_resume.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,14 +17,19 @@ import yaml
 from boardrl.config import ConfigError, parse_params
 from boardrl.experiments.profiles import (
     DEFAULT,
-    dvc_command,
+    RUN_STATE,
+    commands,
     effective_params,
     hydra_value,
     leaves,
     load_overlay,
     main,
     merge,
+    plan,
+    run_dir,
     set_args,
+    stage_env,
+    write_params,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,27 +150,49 @@ def test_hydra_value_refuses_other_types():
         hydra_value({1, 2})
 
 
-def test_dvc_command_default_is_dvc_repro():
-    assert dvc_command(ROOT, "default") == ["dvc", "repro"]
-    assert dvc_command(ROOT, DEFAULT, workspace=True, exp_name="x") == ["dvc", "repro"]
+@pytest.mark.parametrize("name", PROFILES)
+def test_a_profile_runs_in_its_persistent_directory_under_a_new_name(name, tmp_path):
+    run = plan(tmp_path, name)
+    assert run.directory == tmp_path / ".dvc" / "tmp" / "exps" / "profiles" / name == run_dir(tmp_path, name)
+    assert re.fullmatch(rf"{name}-\d{{8}}-\d{{6}}", run.exp_name) and not run.resumed
+    assert commands(run) == [["dvc", "repro"], ["dvc", "exp", "save", "--name", run.exp_name]]
+
+
+def test_an_unfinished_run_is_resumed_under_its_name(tmp_path):
+    state = run_dir(tmp_path, "tiny").joinpath(*RUN_STATE)
+    state.parent.mkdir(parents=True)
+    state.write_text(json.dumps({"profile": "tiny", "exp_name": "tiny-20260101-000000"}))
+    run = plan(tmp_path, "tiny")
+    assert (run.exp_name, run.resumed) == ("tiny-20260101-000000", True)
+    assert commands(run)[1] == ["dvc", "exp", "save", "--name", "tiny-20260101-000000", "--force"]
+    assert plan(tmp_path, "tiny", exp_name="mine").exp_name == "mine"  # a name given starts a new experiment
+    assert plan(tmp_path, "full").resumed is False  # another profile's directory
+
+
+def test_workspace_runs_and_the_stage_environment(tmp_path):
+    run = plan(tmp_path, "tiny", workspace=True, exp_name="mine")
+    assert (run.directory, run.exp_name) == (tmp_path, "mine")
+    env = stage_env(run)
+    assert env["DVC_EXP_NAME"] == "mine"  # the stages' provenance, as `dvc exp run` sets it
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(tmp_path.resolve() / "src")  # the code it records
 
 
 @pytest.mark.parametrize("name", PROFILES)
-def test_dvc_command_of_a_profile_is_a_temp_experiment(name):
-    cmd = dvc_command(ROOT, name)
-    assert cmd[:4] == ["dvc", "exp", "run", "--temp"]
-    assert cmd[4] == "--name" and re.fullmatch(rf"{name}-\d{{8}}-\d{{6}}", cmd[5])
-    overrides = cmd[6:]
-    assert overrides[::2] == ["-S"] * (len(overrides) // 2)
-    assert f"++profile='{name}'" in overrides[1::2]
-    assert overrides == set_args(load_overlay(ROOT, name))
-    assert all(o.startswith(("++", "~")) for o in overrides[1::2])
+def test_write_params_in_a_run_directory_is_the_validated_overlay(project, tmp_path_factory, name):
+    directory = tmp_path_factory.mktemp("run")
+    write_params(project, directory, name)
+    assert yaml.safe_load((directory / "params.yaml").read_text()) == effective_params(project, name)
 
 
-def test_dvc_command_options():
-    cmd = dvc_command(ROOT, "tiny", workspace=True, exp_name="mine")
-    assert cmd[:5] == ["dvc", "exp", "run", "--name", "mine"]
-    assert "--temp" not in cmd
+def test_write_params_in_the_workspace_keeps_comments_and_is_idempotent(project):
+    expected = effective_params(project, "tiny")
+    write_params(project, project, "tiny")
+    text = (project / "params.yaml").read_text()
+    assert "# which overlay of profiles/ produced the numbers" in text
+    assert yaml.safe_load(text) == expected
+    write_params(project, project, "tiny")  # a rerun after a kill: already the profile's
+    assert (project / "params.yaml").read_text() == text
+    assert effective_params(project, "tiny", workspace=True) == yaml.safe_load(text)  # validated as it is
 
 
 @pytest.mark.parametrize("name", PROFILES)
@@ -216,7 +245,7 @@ def test_an_overlay_can_add_an_experiment(project):
         "game": "tictactoe", "learner": "tabular_q", "params": {"games": 10}}}}))
     p = parse_params(effective_params(project, "more"))
     assert list(p.experiments)[-1] == "extra_ttt" and "tictactoe_tabular_q" in p.experiments
-    assert "++experiments.extra_ttt.params.games=10" in dvc_command(project, "more")
+    assert "++experiments.extra_ttt.params.games=10" in set_args(load_overlay(project, "more"))
 
 
 def test_an_overlay_can_drop_an_experiment(project, tmp_path_factory):
@@ -224,7 +253,7 @@ def test_an_overlay_can_drop_an_experiment(project, tmp_path_factory):
     (project / "profiles" / "less.yaml").write_text(yaml.safe_dump({"drop": ["experiments.dots_and_boxes_2x2_tabular_q"]}))
     p = parse_params(effective_params(project, "less"))
     assert "dots_and_boxes_2x2_tabular_q" not in p.experiments and "tictactoe_tabular_q" in p.experiments
-    cmd = dvc_command(project, "less")
+    cmd = set_args(load_overlay(project, "less"))
     assert cmd[cmd.index("~experiments.dots_and_boxes_2x2_tabular_q") - 1] == "-S"
     hydra = pytest.importorskip("dvc.utils.hydra")  # DVC's own override parser deletes the key the same way
     shutil.copy(project / "params.yaml", tmp_path / "params.yaml")
@@ -244,9 +273,8 @@ def test_a_bad_drop_is_one_line(project, drop, problem):
 def test_in_process_check_and_args(project, capsys):
     assert main(["check", "tiny", "--root", str(project)]) is None
     main(["args", "tiny", "--root", str(project), "--name", "t1"])
-    out = capsys.readouterr().out.strip()
-    assert out.startswith("dvc exp run --temp --name t1 -S ") and "-S ++data.url=" in out
-    assert out.endswith("-S ++profile='tiny'")
+    assert capsys.readouterr().out.splitlines() == [f"cd {run_dir(project, 'tiny')}", "DVC_EXP_NAME=t1 dvc repro",
+                                                    "dvc exp save --name t1"]
     main(["args", "default", "--root", str(project)])
     assert capsys.readouterr().out.strip() == "dvc repro"
 

@@ -84,6 +84,15 @@ def _eval_points(params: dict, exp_id: str) -> list[int]:
     return eval_points(budget(params, exp_id), CurveParams(**params["train"]["curve"]))
 
 
+def _measured_points(requested: list[int], steps: list[int]) -> list[int]:
+    """Where the requested curve points were measured: each at the first step at or after it (a learner finishes
+    the unit of work in flight there, learn/base.py), so the steps are exactly those firsts, the end included."""
+    firsts = sorted({min((s for s in steps if s >= p), default=-1) for p in requested})
+    assert -1 not in firsts, f"curve points {requested} not all measured: {steps}"
+    assert steps[-1] == requested[-1], "the last point is the budget, measured exactly"
+    return firsts
+
+
 def _curve_opponents(params: dict, exp_id: str) -> list[str]:
     e = params["experiments"][exp_id]
     opps = e["opponents"] if e.get("opponents") is not None else params["train"]["opponents"][e["game"]]
@@ -123,8 +132,9 @@ def test_train_outputs_per_experiment_and_seed(repo):
             assert lines[0] == "step\topponent\tseat\twin\tdraw\tloss\tgames"
             rows = [ln.split("\t") for ln in lines[1:]]
             opponents = _curve_opponents(params, exp_id)
-            assert sorted({int(r[0]) for r in rows}) == (_eval_points(params, exp_id) if opponents else [])
-            assert len(rows) == len(_eval_points(params, exp_id)) * len(opponents) * 3
+            steps = sorted({int(r[0]) for r in rows})
+            assert steps == (_measured_points(_eval_points(params, exp_id), steps) if opponents else [])
+            assert len(rows) == len(steps) * len(opponents) * 3
             for r in rows:
                 assert r[1] in opponents and r[2] in SEATS
                 assert abs(float(r[3]) + float(r[4]) + float(r[5]) - 1) < 1e-5

@@ -1,29 +1,45 @@
-"""Params profiles: `make repro PROFILE=tiny|full` as DVC experiments whose results stay apart.
+"""Params profiles: `make repro PROFILE=tiny|full` as DVC experiments whose results stay apart and survive a kill.
 
 A profile is an overlay in ``profiles/<name>.yaml`` with the same keys as params.yaml, listing only what differs
 (dicts merge key by key; lists and values replace), plus an optional ``drop:`` list of dotted keys the profile
 removes (e.g. ``experiments.<id>``: a quick profile that leaves out some experiments; passed as ``-S ~key``).
-``default`` is params.yaml itself and runs ``dvc repro``.
-Any other profile runs ``dvc exp run --temp --name <profile>-<time>`` with every overlay value as a ``-S`` override
-(and ``profile=<name>``), so its params, outputs and report are a DVC experiment of their own: ``dvc exp show``
-lists it beside the workspace, ``dvc exp apply <name>`` brings it into the workspace, and MLflow runs carry the
-profile tag.  Before anything runs, params.yaml with the overlay applied is validated: a problem is one line,
-exit 2, before DVC prints anything.
+``default`` is params.yaml itself and runs ``dvc repro``.  Before anything runs, params.yaml with the overlay
+applied is validated: a problem is one line, exit 2, before DVC prints anything.
+
+Any other profile runs in its own persistent directory, ``.dvc/tmp/exps/profiles/<name>/`` (a git worktree of
+HEAD plus the workspace's uncommitted changes, sharing the project's DVC cache and MLflow database): params.yaml
+there is the validated params.yaml + overlay (``profile: <name>`` included), ``dvc repro`` runs the
+pipeline with ``DVC_EXP_NAME`` set, and ``dvc exp save --name <profile>-<time>`` records the result as a DVC
+experiment (``dvc exp show`` lists it beside the workspace, ``dvc exp apply <name>`` brings it into the
+workspace; MLflow runs carry the profile and experiment name).  ``--workspace`` does the same in the workspace.
+
+Why not ``dvc exp run --temp`` or DVC's queue (measured, DVC 3.67, SIGKILL of the run's process group during a
+train stage): both run in a fresh random directory under ``.dvc/tmp/exps/``; the killed one stays on disk with
+its checkpoints but nothing reuses it, and a queued task stays "Running" until ``dvc queue kill``.  The rerun
+starts from scratch: stages with persistent outputs (training, evaluation) are never in DVC's run cache, so even
+finished ones run again.  ``dvc exp run`` in the workspace keeps the files, but the rerun's first step,
+``dvc checkout --force``, resets the unfinished stage's outputs to dvc.lock and deletes the checkpoints.  Only
+``dvc repro`` in a directory that outlives the run keeps both: finished stages are skipped (dvc.lock is written
+after each stage) and training resumes from ``models/<id>/seed-<k>/checkpoint``.  So rerunning the same
+``make repro PROFILE=<name>`` continues the killed run, under the same experiment name.
 
     python -m boardrl.experiments.profiles check tiny          # validate only
     python -m boardrl.experiments.profiles run tiny [--workspace] [--name NAME]
+    python -m boardrl.experiments.profiles args tiny            # the commands `run` would run
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +95,17 @@ def merge(base: Any, overlay: Any) -> Any:
     return copy.deepcopy(overlay)
 
 
-def effective_params(root: Path, name: str) -> dict[str, Any]:
-    """params.yaml with the profile's overlay applied, validated (``ConfigError`` naming the key otherwise)."""
+def effective_params(root: Path, name: str, workspace: bool = False) -> dict[str, Any]:
+    """params.yaml with the profile's overlay applied, validated (``ConfigError`` naming the key otherwise).
+
+    ``workspace``: a params.yaml that already names the profile is a killed workspace run's, taken as it is."""
     overlay = load_overlay(root, name)
     drop = overlay.pop(DROP, [])
-    data = drop_keys(merge(read_yaml(Path(root) / "params.yaml"), overlay), drop, f"{PROFILES_DIR}/{name}.yaml")
+    base = read_yaml(Path(root) / "params.yaml")
+    if workspace and name != DEFAULT and isinstance(base, dict) and base.get("profile") == name:
+        data = base
+    else:
+        data = drop_keys(merge(base, overlay), drop, f"{PROFILES_DIR}/{name}.yaml")
     try:
         parse_params(data)
     except ConfigError as exc:
@@ -133,13 +155,156 @@ def set_args(overlay: dict[str, Any]) -> list[str]:
     return args
 
 
-def dvc_command(root: Path, name: str, workspace: bool = False, exp_name: str | None = None) -> list[str]:
-    """The command that runs profile ``name``: ``dvc repro`` for default, else a DVC experiment."""
+RUNS_DIR = (".dvc", "tmp", "exps", "profiles")  # under .dvc/tmp/exps: MLflow resolves the project past it
+RUN_STATE = (".dvc", "tmp", "boardrl-profile-run.json")  # in a run directory: the name of an unfinished run
+KEEP = ("dvc.lock", "params.yaml")  # a run directory's own: what has run there, and the profile's params
+
+
+@dataclass(frozen=True)
+class ProfileRun:
+    """Where and under which DVC experiment name a profile runs (``resumed``: an unfinished run's name)."""
+
+    profile: str
+    directory: Path
+    exp_name: str
+    resumed: bool
+
+
+def run_dir(root: Path, name: str) -> Path:
+    """The persistent directory of profile ``name``'s runs."""
+    return Path(root).joinpath(*RUNS_DIR, name)
+
+
+def plan(root: Path, name: str, workspace: bool = False, exp_name: str | None = None) -> ProfileRun:
+    """Where profile ``name`` runs and its experiment name: the unfinished run's there, else ``exp_name`` or
+    ``<name>-<date>-<time>``."""
+    directory = Path(root) if workspace else run_dir(root, name)
+    state = _read_state(directory)
+    if exp_name is None and state.get("profile") == name and state.get("exp_name"):
+        return ProfileRun(name, directory, state["exp_name"], True)
+    return ProfileRun(name, directory, exp_name or f"{name}-{time.strftime('%Y%m%d-%H%M%S')}", False)
+
+
+def _read_state(directory: Path) -> dict[str, Any]:
+    try:
+        return json.loads(directory.joinpath(*RUN_STATE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _git(cwd: Path, *args: str, input: bytes | None = None) -> bytes:
+    return subprocess.run(["git", *args], cwd=cwd, input=input, check=True, capture_output=True).stdout
+
+
+def sync_run_dir(root: Path, directory: Path) -> None:
+    """Make ``directory`` a worktree of ``root``'s HEAD plus its uncommitted changes (what ``dvc exp run
+    --temp`` would run), keeping what the directory's earlier runs left: dvc.lock and the untracked outputs.
+
+    Tracked files go back to the workspace's at every start (README's headline block included: it shows the
+    profile's numbers again only when the report stage reruns)."""
+    root, directory = Path(root).resolve(), Path(directory)
+    head = _git(root, "rev-parse", "HEAD").decode().strip()
+    if not (directory / ".git").exists():
+        _git(root, "worktree", "prune")  # a directory deleted by hand leaves a registration behind
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        _git(root, "worktree", "add", "--detach", str(directory), head)
+    lock = directory / "dvc.lock"
+    saved = lock.read_bytes() if lock.exists() else None
+    _git(directory, "checkout", "-q", "-f", "--detach", head)
+    if saved is not None:
+        lock.write_bytes(saved)
+    diff = _git(root, "diff", "HEAD", "--binary", "--", ".", *(f":!{k}" for k in KEEP))
+    if diff.strip():
+        _git(directory, "apply", "--binary", "-", input=diff)
+    untracked = _git(root, "ls-files", "-z", "--others", "--exclude-standard").decode().split("\0")
+    for rel in filter(None, untracked):
+        if (root / rel).is_file():
+            (directory / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / rel, directory / rel)
+    _share_cache(root, directory)
+
+
+def _share_cache(root: Path, directory: Path) -> None:
+    """Point the run directory's DVC at the project's cache, so outputs are stored once and ``dvc exp apply``
+    finds them in the project."""
+    from dvc.repo import Repo
+
+    with Repo(str(root)) as repo:
+        cache = repo.cache.local_cache_dir
+    (directory / ".dvc" / "config.local").write_text(f"[cache]\n    dir = {cache}\n")
+
+
+def write_params(root: Path, directory: Path, name: str) -> None:
+    """``directory``'s params.yaml: ``root``'s with the overlay applied.
+
+    In the run directory it is the validated ``effective_params`` itself (DVC's ``-S`` writer corrupts the file
+    when a drop empties a mapping whose key line carries a comment, DVC 3.67); in the workspace, DVC's own
+    ``-S`` parser applies the overrides so the user's file keeps its comments, and a params.yaml that already
+    names this profile (a killed run's) stays as it is."""
+    import yaml
+    from dvc.utils.hydra import apply_overrides
+
+    from boardrl.atomic_io import atomic_write_text
+
+    target = Path(directory) / "params.yaml"
+    if Path(directory).resolve() != Path(root).resolve():
+        atomic_write_text(target, yaml.safe_dump(effective_params(root, name), sort_keys=False))
+    elif (read_yaml(target) or {}).get("profile") != name:
+        apply_overrides(target, set_args(load_overlay(root, name))[1::2])
+
+
+def stage_env(run: ProfileRun) -> dict[str, str]:
+    """The environment of ``dvc repro``: the experiment's name for the stages' provenance (as ``dvc exp run``
+    sets it), and the run directory's ``src/`` first so the stages run the code the experiment records."""
+    env = os.environ.copy()
+    env["DVC_EXP_NAME"] = run.exp_name
+    src = str(run.directory.resolve() / "src")
+    env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+def commands(run: ProfileRun) -> list[list[str]]:
+    """``dvc repro``, then ``dvc exp save`` (the same name again, ``--force``, when resuming)."""
+    save = ["dvc", "exp", "save", "--name", run.exp_name, *(["--force"] if run.resumed else [])]
+    return [["dvc", "repro"], save]
+
+
+def untracked_outputs(directory: Path) -> list[str]:
+    """Outputs kept in git (``cache: false``) that git does not track yet: ``dvc exp save`` must be told."""
+    from dvc.repo import Repo
+
+    with Repo(str(directory)) as repo:
+        outs = [str(Path(o.fs_path).relative_to(Path(repo.root_dir).resolve())) for o in repo.index.outs
+                if not o.use_cache]
+    listed = _git(directory, "ls-files", "-z", "--others", "--exclude-standard", "--", *outs).decode() if outs else ""
+    return [p for p in listed.split("\0") if p]
+
+
+def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | None = None) -> int:
+    """Run profile ``name`` (validated before) and save it as a DVC experiment; the exit status of DVC."""
     if name == DEFAULT:
-        return ["dvc", "repro"]
-    exp_name = exp_name or f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    return ["dvc", "exp", "run", *([] if workspace else ["--temp"]), "--name", exp_name,
-            *set_args(load_overlay(root, name))]
+        return subprocess.call(["dvc", "repro"], cwd=root)
+    run = plan(root, name, workspace, exp_name)
+    if not workspace:
+        sync_run_dir(root, run.directory)
+    write_params(root, run.directory, name)
+    state = run.directory.joinpath(*RUN_STATE)
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(json.dumps({"profile": name, "exp_name": run.exp_name}))
+    say = "resuming" if run.resumed else "running"
+    print(f"profile {name}: {say} DVC experiment {run.exp_name} in {run.directory}", file=sys.stderr, flush=True)
+    repro, save = commands(run)
+    status = subprocess.call(repro, cwd=run.directory, env=stage_env(run))
+    if status != 0:
+        print(f"profile {name}: stopped (exit {status}); rerun the same command to continue {run.exp_name}",
+              file=sys.stderr, flush=True)
+        return status
+    for path in untracked_outputs(run.directory):
+        save += ["--include-untracked", path]
+    status = subprocess.call(save, cwd=run.directory)
+    if status == 0:
+        state.unlink()
+    return status
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -147,23 +312,33 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("action", choices=("check", "run", "args"))
     ap.add_argument("profile")
     ap.add_argument("--root", type=Path, default=Path.cwd())
-    ap.add_argument("--workspace", action="store_true", help="run in the workspace instead of a temp copy")
-    ap.add_argument("--name", help="DVC experiment name (default <profile>-<date>-<time>)")
+    ap.add_argument("--workspace", action="store_true", help="run in the workspace instead of the profile's "
+                    "persistent directory")
+    ap.add_argument("--name", help="DVC experiment name (default: an unfinished run's, else <profile>-<date>-<time>)")
     args = ap.parse_args(argv)
     try:
-        effective_params(args.root, args.profile)
-        if args.action == "check":
-            return
-        cmd = dvc_command(args.root, args.profile, args.workspace, args.name)
+        effective_params(args.root, args.profile, workspace=args.workspace)
     except ConfigError as exc:
         fail(str(exc), EXIT_BAD_PARAMS)
-    if args.action == "args":
-        print(" ".join(cmd))
+    if args.action == "check":
         return
-    if shutil.which(cmd[0]) is None:
-        fail(f"{cmd[0]!r} is not on PATH; run through `make repro` (it puts the project's .venv/bin first)")
-    print("+ " + " ".join(cmd[:6]) + (" -S ..." if len(cmd) > 6 else ""), file=sys.stderr, flush=True)
-    raise SystemExit(subprocess.call(cmd, cwd=args.root, env=os.environ.copy()))
+    if args.action == "args":
+        if args.profile == DEFAULT:
+            print("dvc repro")
+            return
+        run = plan(args.root, args.profile, args.workspace, args.name)
+        print(f"cd {run.directory}")
+        print(f"DVC_EXP_NAME={run.exp_name} dvc repro")
+        print(" ".join(commands(run)[1]))
+        return
+    if shutil.which("dvc") is None:
+        fail("'dvc' is not on PATH; run through `make repro` (it puts the project's .venv/bin first)")
+    try:
+        status = run_profile(args.root, args.profile, args.workspace, args.name)
+    except subprocess.CalledProcessError as exc:  # git: no commit yet, a worktree it refuses
+        problem = (exc.stderr or b"").decode(errors="replace").strip().splitlines()[-1:] or [f"exit {exc.returncode}"]
+        fail(f"{' '.join(exc.cmd[:3])}: {problem[0]}")
+    raise SystemExit(status)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Why these choices (DESIGN.md, issue 3):
 - ``dvc exp run --temp`` / queued experiments run in a copy under ``<project>/.dvc/tmp/exps/``; their runs must
   land in the project's database, not in the throw-away copy, so the tracking root is resolved past it.
 - Every run carries the tags a reader needs to find where a number came from: git commit, DVC experiment name,
-  stage, game, agent, params hash, seed.
+  stage, game, agent, params hash, seed; and in a study's experiments the study and variation.
 
 ``mlflow`` is imported lazily: it costs seconds, and the validation that precedes every stage must be instant.
 """
@@ -142,7 +142,27 @@ def run_tags(project_root: str | os.PathLike, *, stage: str, params_hash: str, *
     }
     if commit != "unknown":
         tags["mlflow.source.git.commit"] = commit  # MLflow's own key: the UI shows it as the run's source version
-    return tags
+    return {**tags, **study_tags(project_root)}
+
+
+def study_tags(project_root: str | os.PathLike) -> dict[str, str]:
+    """``study`` and ``study_variation`` tags when the stage runs a study's DVC experiment, else none.
+
+    Why from the params file: ``boardrl study`` sets ``study: {name, variation}`` in each variation's params.yaml
+    (``dvc exp run -S``), the one thing that reliably reaches a queued experiment's stages (an environment
+    variable would come from whichever queue worker runs it).  It is the same for every stage of the
+    experiment, so it is read here instead of being passed by each stage.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load((Path(project_root) / "params.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    study = data.get("study") if isinstance(data, dict) else None
+    if not isinstance(study, dict):
+        return {}
+    return {"study": str(study.get("name", "")), "study_variation": str(study.get("variation", ""))}
 
 
 @contextmanager

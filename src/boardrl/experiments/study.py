@@ -1,0 +1,525 @@
+"""Studies: a named comparison of settings, run as DVC experiments through DVC's queue and tracked in MLflow.
+
+A study is ``studies/<name>.yaml``::
+
+    description: what is compared, and why
+    base_profile: tiny                  # optional: a profiles/<name>.yaml overlay applied first
+    experiments: [tictactoe_td0]        # the experiments compared; the others, sweeps, tournaments: dropped
+    common:                             # optional: dotted params keys set in every variation
+      experiments.tictactoe_td0.seeds: [0, 1, 2]
+    variations:                         # name -> dotted params keys and values (dicts merge, lists replace)
+      constant: {experiments.tictactoe_td0.params.lr_end: null}
+      falling: {experiments.tictactoe_td0.params.lr_end: 0.0001}
+
+``boardrl study <name> [--jobs N]`` (``make study NAME=<name> JOBS=N``) then
+
+1. validates every variation's params (params.yaml + base profile + drops + common + variation, through
+   ``config.parse_params``) before anything is queued: a problem is one ``error:`` line naming the study file and
+   the key, exit 2;
+2. skips each variation whose DVC experiment ``<study>-<variation>`` exists with exactly these params, so a killed
+   study, rerun, continues where it stopped (a failed, stale or outdated one runs again);
+3. queues the others, ``dvc exp run --queue --name <study>-<variation>`` with the variation's params.yaml (the
+   pipeline without the experiments, sweeps and tournaments the study does not compare; ``study: {name,
+   variation}`` in the params tags every MLflow run ``study`` / ``study_variation``); starts ``dvc queue start
+   -j N`` and waits for them;
+4. writes the results table, ``studies/<name>/results.md`` (Markdown), ``results.png`` (matplotlib) and
+   ``results.json``, from the metrics files of the experiments as ``dvc exp show --json`` reports them.
+
+Why ``studies/<name>/`` and not ``reports/studies/``: ``reports/`` is the report stage's DVC output, which that
+stage replaces as a whole (and ``dvc status`` would call modified), so anything else written there is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from boardrl.config import ConfigError, parse_params, read_yaml
+from boardrl.experiments.profiles import DROP, drop_keys, leaves, load_overlay, merge
+
+STUDIES_DIR = "studies"
+NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+METRICS = "results/metrics/{id}.json"
+PENDING = ("Queued", "Running")
+PARAMS_BACKUP = (".dvc", "tmp", "boardrl-study-params.yaml")  # the workspace's params.yaml while queueing
+
+
+class StudyFile(BaseModel):
+    """The schema of ``studies/<name>.yaml`` (unknown keys are errors: a typo must not silently compare nothing)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    description: str = Field(min_length=1, description="what the study compares, and why")
+    base_profile: str | None = Field(None, description="a profiles/<name>.yaml overlay applied first")
+    experiments: list[str] = Field(min_length=1, description="the experiments compared; the others are dropped")
+    common: dict[str, Any] = Field(default_factory=dict, description="dotted params keys set in every variation")
+    variations: dict[str, dict[str, Any]] = Field(min_length=1, description="name -> dotted params keys")
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    file: str  # studies/<name>.yaml, as errors name it
+    spec: StudyFile
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A finished DVC experiment: its commit, params.yaml and metrics files."""
+
+    rev: str
+    params: dict[str, Any]
+    metrics: dict[str, Any]
+
+
+# ---------------------------------------------------------------------------------------------- loading
+def study_path(root: Path, name: str) -> Path:
+    return Path(root) / STUDIES_DIR / f"{name}.yaml"
+
+
+def load_study(root: Path, name: str) -> Study:
+    """Study ``name``, its file checked against the schema (``ConfigError`` naming the file and key)."""
+    path, file = study_path(root, name), f"{STUDIES_DIR}/{name}.yaml"
+    if not NAME.match(name) or not path.is_file():
+        known = sorted(p.stem for p in (Path(root) / STUDIES_DIR).glob("*.yaml"))
+        raise ConfigError("", f"unknown study {name!r}; studies: {', '.join(known) or 'none'}", file="STUDY")
+    try:
+        spec = StudyFile.model_validate(read_yaml(path))
+    except ConfigError as exc:
+        raise ConfigError(exc.key, exc.problem, file=file) from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(".".join(str(p) for p in err["loc"]), err["msg"], file=file) from None
+    for variation in spec.variations:
+        if not NAME.match(variation):
+            raise ConfigError(f"variations.{variation}", "use lower-case letters, digits, '_' and '-'", file=file)
+    return Study(name, file, spec)
+
+
+def nest(dotted: dict[str, Any], key: str, file: str) -> dict[str, Any]:
+    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``; ``ConfigError`` at ``key`` when one key lies inside another."""
+    out: dict[str, Any] = {}
+    for path, value in dotted.items():
+        *parents, last = str(path).split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"{key}.{path}", "lies inside another key of the same variation", file=file)
+        if last in node:
+            raise ConfigError(f"{key}.{path}", "set twice (or inside another key)", file=file)
+        node[last] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- params
+def study_drops(params: dict[str, Any], keep: list[str], file: str) -> list[str]:
+    """Dotted keys the study removes: the experiments it does not compare, every sweep and every tournament
+    (none of them is what a study compares, and each would cost every variation its run time)."""
+    known = params.get("experiments") or {}
+    missing = [e for e in keep if e not in known]
+    if missing:
+        raise ConfigError("experiments", f"not in params.yaml (after the base profile): {', '.join(missing)}",
+                          file=file)
+    drops = [f"experiments.{e}" for e in known if e not in keep]
+    return drops + [f"{section}.{k}" for section in ("sweeps", "tournaments") for k in params.get(section) or {}]
+
+
+def prune(overlay: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """``overlay`` without what lies under the dotted ``keys`` (absent keys are fine)."""
+    out = merge({}, overlay)
+    for key in keys:
+        *parents, last = key.split(".")
+        node = out
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(last, None)
+    return out
+
+
+def overlay(root: Path, study: Study, variation: str) -> dict[str, Any]:
+    """The variation as a profile overlay (the shape of profiles/<name>.yaml, ``drop`` included): the base
+    profile, the drops, ``common``, the variation's keys, and ``study: {name, variation}``."""
+    spec = study.spec
+    base = load_overlay(root, spec.base_profile) if spec.base_profile else {}
+    base_drops = base.pop(DROP, [])
+    profile_file = f"profiles/{spec.base_profile}.yaml"
+    params = drop_keys(merge(read_yaml(Path(root) / "params.yaml"), base), base_drops, profile_file)
+    drops = study_drops(params, spec.experiments, study.file)
+    changes = merge(nest(spec.common, "common", study.file),
+                    nest(spec.variations[variation], f"variations.{variation}", study.file))
+    for key, _ in leaves(changes):
+        hit = next((d for d in drops if key == d or key.startswith(d + ".")), None)
+        if hit:
+            where = "common" if key in spec.common else f"variations.{variation}"
+            raise ConfigError(f"{where}.{key}", f"{hit} is dropped: list it under experiments", file=study.file)
+    out = merge(prune(base, drops), changes)
+    out["study"] = {"name": study.name, "variation": variation}
+    return {**out, DROP: base_drops + drops}
+
+
+def variation_params(root: Path, study: Study, variation: str) -> dict[str, Any]:
+    """params.yaml as the variation's DVC experiment will have it, validated (``ConfigError`` naming the study
+    file and the key otherwise)."""
+    ov = overlay(root, study, variation)
+    drops = ov.pop(DROP)
+    data = drop_keys(merge(read_yaml(Path(root) / "params.yaml"), ov), drops, study.file)
+    try:
+        parse_params(data)
+    except ConfigError as exc:
+        raise _blame(study, variation, exc) from None
+    return data
+
+
+def _blame(study: Study, variation: str, exc: ConfigError) -> ConfigError:
+    """The error at the study key that set the offending params key, else at the params key."""
+    spec = study.spec
+    for where, keys in ((f"variations.{variation}", spec.variations[variation]), ("common", spec.common)):
+        for key in keys:
+            if exc.key == key or exc.key.startswith(key + ".") or key.startswith(exc.key + "."):
+                return ConfigError(f"{where}.{key}", exc.problem, file=study.file)
+    return ConfigError(exc.key, exc.problem, file=f"params.yaml + {study.file} (variation {variation})")
+
+
+def validate(root: Path, study: Study) -> dict[str, dict[str, Any]]:
+    """Every variation's params, validated before anything is queued."""
+    return {v: variation_params(root, study, v) for v in study.spec.variations}
+
+
+def exp_name(study: Study, variation: str) -> str:
+    return f"{study.name}-{variation}"
+
+
+def queue_command(study: Study, variation: str) -> list[str]:
+    """``dvc exp run --queue`` of one variation: DVC's queue takes the workspace's state, whose params.yaml is
+    the variation's at that moment (``queue_variation``).  The whole pipeline of the study's params (its
+    experiments and the report): with stage targets instead, DVC cannot commit an experiment whose dvc.lock
+    names outputs (the report's) that are not in the cache."""
+    return ["dvc", "exp", "run", "--queue", "--name", exp_name(study, variation)]
+
+
+# ---------------------------------------------------------------------------------------------- DVC
+def dvc_env() -> dict[str, str]:
+    """This interpreter's bin/ first on PATH: DVC's queue workers and the stages find ``dvc`` and ``python``."""
+    env = os.environ.copy()
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def dvc(root: Path, *args: str, quiet: bool = False) -> subprocess.CompletedProcess:
+    """Run ``dvc``; ``quiet``: its output to /dev/null (``dvc queue start`` leaves workers holding any pipe)."""
+    out = subprocess.DEVNULL if quiet else subprocess.PIPE
+    return subprocess.run(["dvc", *args], cwd=root, env=dvc_env(), stdout=out, stderr=out, text=True)
+
+
+def finished(root: Path) -> dict[str, Finished]:
+    """Finished experiments of the workspace's baseline commit, by name (``dvc exp show --json``): after a new
+    commit a study runs again (the older experiments stay, ``dvc exp show -A``)."""
+    res = dvc(root, "exp", "show", "--json")
+    if res.returncode != 0:
+        raise ConfigError("", f"dvc exp show failed: {res.stderr.strip().splitlines()[-1:]}", file="DVC")
+    out = {}
+    for baseline in json.loads(res.stdout or "[]"):
+        for exp in baseline.get("experiments") or []:
+            for rev in exp.get("revs") or []:
+                data = rev.get("data") or {}
+                state = (exp.get("executor") or {}).get("state", "success")  # None: not run by an executor
+                if rev.get("name") and state == "success" and not rev.get("error"):
+                    metrics = {p: (m or {}).get("data", {}) for p, m in (data.get("metrics") or {}).items()}
+                    params = ((data.get("params") or {}).get("params.yaml") or {}).get("data", {})
+                    out[rev["name"]] = Finished(rev["rev"], params, metrics)
+    return out
+
+
+def queue_status(root: Path) -> tuple[dict[str, str], bool]:
+    """(name -> status of each queue entry: Queued, Running, Success, Failed; whether a worker is alive)."""
+    from dvc.repo import Repo
+
+    with Repo(str(root)) as repo:
+        q = repo.experiments.celery_queue
+        entries = {e["name"]: e["status"] for e in q.status() if e.get("name")}
+        alive = bool(q.worker_status())
+    return entries, alive
+
+
+def discard(root: Path, name: str, status: str | None) -> None:
+    """Take a failed or stale queue entry away (``dvc queue kill`` marks a dead Running one failed)."""
+    if status == "Running":
+        dvc(root, "queue", "kill", name)
+    if status is not None:
+        dvc(root, "queue", "remove", name)
+
+
+# ---------------------------------------------------------------------------------------------- running
+def is_done(results: dict[str, Finished], name: str, params: dict[str, Any]) -> bool:
+    """An experiment ``name`` finished with exactly ``params`` (else the study or params.yaml changed since)."""
+    return name in results and results[name].params == params
+
+
+def plan(wanted: dict[str, dict[str, Any]], study: Study, done: dict[str, Finished],
+         queued: dict[str, str], alive: bool) -> tuple[list[str], list[str], list[str]]:
+    """(variations to skip, to wait for, to queue).  Done: an experiment of that name with exactly these
+    params; waited for: queued, or running on a live worker; everything else runs (again)."""
+    skip, wait, run = [], [], []
+    for variation, params in wanted.items():
+        name = exp_name(study, variation)
+        if is_done(done, name, params):
+            skip.append(variation)
+        elif queued.get(name) == "Queued" or (queued.get(name) == "Running" and alive):
+            wait.append(variation)
+        else:
+            run.append(variation)
+    return skip, wait, run
+
+
+def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
+              say: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> int:
+    """Validate, queue what is not done, wait, write the table; 0 when every variation finished."""
+    root = Path(root)
+    if restore_params(root):
+        say(f"study {name}: params.yaml restored from {'/'.join(PARAMS_BACKUP)} (a study was killed while queueing)")
+    study = load_study(root, name)
+    wanted = validate(root, study)
+    done = finished(root)
+    queued, alive = queue_status(root)
+    skip, wait, run = plan(wanted, study, done, queued, alive)
+    for v in skip:
+        say(f"study {name}: {exp_name(study, v)} is done (DVC experiment {done[exp_name(study, v)].rev[:7]})")
+    for v in run:
+        _queue(root, study, v, wanted[v], done, queued.get(exp_name(study, v)), say)
+    if run or wait:
+        init_tracking(root)
+        start_workers(root, jobs)
+        wait_for(root, [exp_name(study, v) for v in run + wait], jobs, poll_s, say)
+    results = finished(root)
+    files = write_results(root, study, wanted, results)
+    say(f"study {name}: " + ", ".join(str(f.relative_to(root)) for f in files))
+    missing = [exp_name(study, v) for v, p in wanted.items() if not is_done(results, exp_name(study, v), p)]
+    if missing:
+        say(f"study {name}: not finished: {', '.join(missing)} (`dvc queue logs <name>`; rerun to retry)")
+    return 1 if missing else 0
+
+
+def _queue(root: Path, study: Study, variation: str, params: dict[str, Any], done: dict[str, Finished],
+           status: str | None, say: Callable[[str], None]) -> None:
+    name = exp_name(study, variation)
+    if name in done:  # an experiment of that name with other params: the study or params.yaml changed
+        dvc(root, "exp", "remove", name)
+    discard(root, name, status)
+    queue_variation(root, study, variation, params)
+    say(f"study {study.name}: queued {name}")
+
+
+def queue_variation(root: Path, study: Study, variation: str, params: dict[str, Any]) -> None:
+    """Queue one variation with exactly its validated params: params.yaml holds them while ``dvc exp run
+    --queue`` takes the workspace's state, then the workspace's own file is back (``restore_params``).
+
+    Why not ``dvc exp run --queue -S ...``: DVC's ``-S`` writer corrupts params.yaml when the last entry of a
+    mapping whose key line carries a comment goes (``sweeps:  # ...`` becomes ``{}`` on a line of its own; DVC
+    3.67), and a study drops every sweep and tournament.  DVC itself rewrites the workspace's params.yaml for
+    the moment it queues ``-S`` overrides; this does the same, with a backup that the next run restores after
+    a kill.
+    """
+    import yaml
+
+    from boardrl.atomic_io import atomic_write_bytes, atomic_write_text
+
+    target, backup = Path(root) / "params.yaml", Path(root).joinpath(*PARAMS_BACKUP)
+    backup.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(backup, target.read_bytes())
+    try:
+        atomic_write_text(target, yaml.safe_dump(params, sort_keys=False))
+        res = subprocess.run(queue_command(study, variation), cwd=root, env=dvc_env(), capture_output=True,
+                             text=True)
+    finally:
+        restore_params(root)
+    if res.returncode != 0:
+        raise ConfigError("", f"dvc exp run --queue {exp_name(study, variation)} failed: "
+                          f"{' '.join(res.stderr.split())[-500:]}", file="DVC")
+
+
+def restore_params(root: Path) -> bool:
+    """Put back the workspace's params.yaml saved by ``queue_variation`` (after a kill); True when it did."""
+    backup = Path(root).joinpath(*PARAMS_BACKUP)
+    if not backup.is_file():
+        return False
+    os.replace(backup, Path(root) / "params.yaml")
+    return True
+
+
+def init_tracking(root: Path) -> None:
+    """Create the project's MLflow database before the workers start: variations starting side by side on a
+    missing database race through its schema migration, and one of them fails (measured)."""
+    from boardrl.tracking.mlflow_runs import DB_NAME, configure
+
+    if not (Path(root) / DB_NAME).is_file():
+        configure(root).MlflowClient().search_experiments()
+
+
+def start_workers(root: Path, jobs: int) -> None:
+    dvc(root, "queue", "start", "-j", str(jobs), quiet=True)
+
+
+def wait_for(root: Path, names: list[str], jobs: int, poll_s: float, say: Callable[[str], None]) -> None:
+    """Until none of ``names`` is queued or running; workers that died are replaced, and an entry left
+    "Running" by a dead worker is marked failed."""
+    last: dict[str, str] = {}
+    idle = 0
+    while True:
+        status, alive = queue_status(root)
+        now = {n: status.get(n, "Success") for n in names}
+        for n, s in now.items():
+            if last.get(n) != s:
+                say(f"study: {n}: {s}")
+        last = now
+        pending = [n for n, s in now.items() if s in PENDING]
+        if not pending:
+            return
+        idle = 0 if alive else idle + 1
+        if idle >= 6:  # six polls without a worker: it died (or never came up)
+            for n in pending:
+                if now[n] == "Running":
+                    dvc(root, "queue", "kill", n)
+            start_workers(root, jobs)
+            idle = 0
+        time.sleep(poll_s)
+
+
+# ---------------------------------------------------------------------------------------------- results
+def out_dir(root: Path, study: Study) -> Path:
+    return Path(root) / STUDIES_DIR / study.name
+
+
+def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Finished]) -> list[dict[str, Any]]:
+    """One row per (experiment, variation) that finished with the wanted params: its metrics file's numbers."""
+    out = []
+    for exp_id in study.spec.experiments:
+        for variation, params in wanted.items():
+            if not is_done(results, exp_name(study, variation), params):
+                continue
+            found = results[exp_name(study, variation)]
+            m = found.metrics.get(METRICS.format(id=exp_id), {})
+            out.append({"experiment": exp_id, "variation": variation, "dvc_experiment": exp_name(study, variation),
+                        "rev": found.rev, "seeds": m.get("seeds"), "budget": m.get("budget"),
+                        "optimal_move_rate": m.get("optimal_move_rate"), "exact_vs_perfect": m.get("exact_vs_perfect"),
+                        "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs ") and isinstance(v, dict)}})
+    return out
+
+
+def measures(row: dict[str, Any]) -> dict[str, float | None]:
+    """A row's rates by label, as the figure draws them: win and loss against each opponent, the optimal-move
+    rate and, for tic-tac-toe, the exact loss probability against perfect play per seat."""
+    out: dict[str, float | None] = {}
+    for opp, wl in row["opponents"].items():
+        out[f"{opp} win"], out[f"{opp} loss"] = wl.get("win"), wl.get("loss")
+    out["optimal moves"] = row["optimal_move_rate"]
+    for seat in ("as_first", "as_second"):
+        if row.get("exact_vs_perfect"):
+            out[f"exact loss {seat.replace('_', ' ')}"] = row["exact_vs_perfect"].get(f"loss_{seat}")
+    return out
+
+
+def _rate(x: Any) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _exact(block: dict[str, Any] | None, seeds: Any) -> str:
+    if not block:
+        return "-"
+    first, second = block.get("loss_as_first"), block.get("loss_as_second")
+    return f"{block.get('flawless_seeds')} of {block.get('measured_seeds', seeds)}; {_rate(first)} / {_rate(second)}"
+
+
+def markdown(study: Study, table: list[dict[str, Any]]) -> str:
+    """The study's description, its variations' settings, and one row per experiment and variation."""
+    opponents = list(dict.fromkeys(o for r in table for o in r["opponents"]))
+    exact = any(r.get("exact_vs_perfect") for r in table)
+    lines = [f"# Study `{study.name}`", "", study.spec.description.strip(), "",
+             f"Generated by `boardrl study {study.name}` from `{study.file}`; every number is a metrics file of the "
+             f"DVC experiment named in its row (`dvc exp show`), whose MLflow runs carry the tags `study = "
+             f"{study.name}` and `study_variation = <variation>`.  Rates are interquartile means over the seeds.",
+             "", "| variation | settings |", "|---|---|"]
+    for v, keys in study.spec.variations.items():
+        settings = ", ".join(f"`{k}` = `{json.dumps(val)}`" for k, val in keys.items()) or "(params.yaml's own)"
+        lines.append(f"| {v} | {settings} |")
+    if study.spec.common:
+        lines.append("| (every variation) | " + ", ".join(f"`{k}` = `{json.dumps(val)}`"
+                                                        for k, val in study.spec.common.items()) + " |")
+    head = ["experiment", "variation", "DVC experiment", "seeds", "budget", "optimal moves",
+            *(["exact vs perfect: flawless seeds; loss first / second"] if exact else []),
+            *[f"vs {o}: win / loss" for o in opponents]]
+    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in table:
+        cells = [f"`{r['experiment']}`", r["variation"], f"`{r['dvc_experiment']}` ({r['rev'][:7]})",
+                 str(r["seeds"] or "-"), str(r["budget"] or "-"), _rate(r["optimal_move_rate"])]
+        if exact:
+            cells.append(_exact(r.get("exact_vs_perfect"), r["seeds"]))
+        for o in opponents:
+            wl = r["opponents"].get(o) or {}
+            cells.append(f"{_rate(wl.get('win'))} / {_rate(wl.get('loss'))}" if wl else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    if not table:
+        lines.append("| (no variation has finished) |" + " |" * (len(head) - 1))
+    return "\n".join(lines) + "\n"
+
+
+def figure(study: Study, table: list[dict[str, Any]]):
+    """Grouped bars, one panel per experiment: each of its ``measures``, one bar per variation."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    ids = list(dict.fromkeys(r["experiment"] for r in table)) or ["(no variation has finished)"]
+    variations = list(study.spec.variations)
+    fig, axes = plt.subplots(len(ids), 1, figsize=(9, 2.8 * len(ids)), squeeze=False)
+    for ax, exp_id in zip(axes[:, 0], ids):
+        mine = {r["variation"]: measures(r) for r in table if r["experiment"] == exp_id}
+        labels = list(dict.fromkeys(k for m in mine.values() for k in m))
+        x, width = np.arange(len(labels)), 0.8 / max(1, len(variations))
+        for i, v in enumerate(variations):
+            values = [np.nan if mine.get(v, {}).get(k) is None else mine[v][k] for k in labels]
+            ax.bar(x + (i - (len(variations) - 1) / 2) * width, values, width, label=v)
+        ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_title(exp_id, fontsize=10)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"study {study.name}", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def write_results(root: Path, study: Study, wanted: dict[str, dict[str, Any]],
+                  results: dict[str, Finished]) -> list[Path]:
+    """``results.md``, ``results.png`` and ``results.json`` under ``studies/<name>/`` (each written atomically)."""
+    import matplotlib.pyplot as plt
+
+    from boardrl.atomic_io import atomic_write_json, atomic_write_text, atomic_writer
+
+    table = rows(study, wanted, results)
+    d = out_dir(root, study)
+    d.mkdir(parents=True, exist_ok=True)
+    md, png, js = d / "results.md", d / "results.png", d / "results.json"
+    atomic_write_text(md, markdown(study, table))
+    fig = figure(study, table)
+    with atomic_writer(png) as f:
+        fig.savefig(f, format="png", dpi=110)
+    plt.close(fig)
+    atomic_write_json(js, {"study": study.name, "rows": table})
+    return [md, png, js]
+
+
+def check(root: Path, name: str) -> None:
+    """Validate study ``name`` (every variation); ``ConfigError`` on the first problem."""
+    validate(root, load_study(root, name))

@@ -1,0 +1,308 @@
+"""Studies (experiments/study.py): validation, a variation's params, the resume plan, the table; and one study run
+end to end through DVC's queue in a copy of the repository (slow: about two minutes on 2 busy cores)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from boardrl.config import ConfigError, parse_params
+from boardrl.experiments.study import (
+    Finished,
+    Study,
+    StudyFile,
+    exp_name,
+    load_study,
+    markdown,
+    measures,
+    overlay,
+    plan,
+    queue_command,
+    restore_params,
+    rows,
+    validate,
+    variation_params,
+    write_results,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+EXP = "tictactoe_tabular_q"
+SMALL = {  # a quick base profile: offline data, few evaluation games
+    "data": {"url": "http://127.0.0.1:9/connect+4.zip", "timeout_s": 2},
+    "prepare": {"check_regenerated": False},
+    "train": {"eval_games": 20, "curve": {"first": 100, "per_decade": 1}},
+    "evaluate": {"games": 20, "optimal_positions": 10,
+                 "per_game": {"tictactoe": {"opponents": ["random", {"agent": "perfect", "games": 10}]}}},
+}
+TINY_STUDY = {
+    "description": "tabular Q's step size, small and large",
+    "base_profile": "small",
+    "experiments": [EXP],
+    "common": {f"experiments.{EXP}.seeds": [7], f"experiments.{EXP}.params.games": 2000,
+               f"experiments.{EXP}.params.checkpoint_every": 1000},
+    "variations": {"slow": {f"experiments.{EXP}.params.alpha": 0.1},
+                   "fast": {f"experiments.{EXP}.params.alpha": 0.5}},
+}
+
+
+def write_study(root: Path, name: str, spec: dict) -> None:
+    (root / "studies").mkdir(exist_ok=True)
+    (root / "studies" / f"{name}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+
+
+@pytest.fixture()
+def project(tmp_path) -> Path:
+    """What a study reads: params.yaml, profiles/ (plus `small`) and studies/ (plus `tiny`)."""
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    shutil.copytree(ROOT / "profiles", tmp_path / "profiles")
+    (tmp_path / "profiles" / "small.yaml").write_text(yaml.safe_dump(SMALL))
+    shutil.copytree(ROOT / "studies", tmp_path / "studies")
+    write_study(tmp_path, "tiny", TINY_STUDY)
+    return tmp_path
+
+
+def error_of(project: Path, spec: dict) -> str:
+    write_study(project, "bad", spec)
+    with pytest.raises(ConfigError) as info:
+        validate(project, load_study(project, "bad"))
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+def with_(**changes) -> dict:
+    return {**TINY_STUDY, **changes}
+
+
+# ---------------------------------------------------------------------------------------------- validation
+def test_the_shipped_studies_validate():
+    for path in sorted((ROOT / "studies").glob("*.yaml")):
+        study = load_study(ROOT, path.stem)
+        for variation, params in validate(ROOT, study).items():
+            assert params["study"] == {"name": path.stem, "variation": variation}
+            assert sorted(params["experiments"]) == sorted(study.spec.experiments)
+
+
+def test_value_learning_rate_compares_constant_and_falling_rates():
+    p = validate(ROOT, load_study(ROOT, "value_learning_rate"))
+    for exp_id in ("tictactoe_td0", "tictactoe_td_lambda", "tictactoe_dqn_lambda"):
+        assert p["constant"]["experiments"][exp_id]["params"]["lr_end"] is None
+        assert p["falling"]["experiments"][exp_id]["params"]["lr_end"] == 0.0001
+        assert p["constant"]["experiments"][exp_id]["seeds"] == [0, 1, 2, 3, 4]
+        typed = parse_params(p["constant"]).learner_params(exp_id)
+        assert typed.lr_end is None and typed.lr == 0.001
+
+
+@pytest.mark.parametrize("spec, expected", [
+    (with_(varations={}), "studies/bad.yaml: varations: Extra inputs are not permitted"),
+    (with_(description=""), "studies/bad.yaml: description: String should have at least 1 character"),
+    (with_(variations={"Big One": {}}), "studies/bad.yaml: variations.Big One: use lower-case letters"),
+    (with_(experiments=[EXP, "nope"]), "studies/bad.yaml: experiments: not in params.yaml (after the base "
+                                        "profile): nope"),
+    (with_(base_profile="huge"), "PROFILE: unknown profile 'huge'"),
+    (with_(variations={"v": {f"experiments.{EXP}.params.games": -5}}),
+     f"studies/bad.yaml: variations.v.experiments.{EXP}.params.games: "),
+    (with_(variations={"v": {f"experiments.{EXP}.params.alhpa": 0.2}}),
+     f"studies/bad.yaml: variations.v.experiments.{EXP}.params.alhpa: "),
+    (with_(common={"train.eval_games": "many"}), "studies/bad.yaml: common.train.eval_games: "),
+    (with_(variations={"v": {"experiments.tictactoe_td0.params.lr_end": 0.1}}),
+     "studies/bad.yaml: variations.v.experiments.tictactoe_td0.params.lr_end: experiments.tictactoe_td0 is "
+     "dropped: list it under experiments"),
+    (with_(variations={"v": {f"experiments.{EXP}.params": 1, f"experiments.{EXP}.params.alpha": 0.2}}),
+     f"studies/bad.yaml: variations.v.experiments.{EXP}.params.alpha: "),
+])
+def test_a_bad_study_is_one_line_naming_the_file_and_key(project, spec, expected):
+    assert error_of(project, spec).startswith(expected)
+
+
+def test_a_problem_outside_the_study_keys_names_params_and_the_variation(project):
+    data = yaml.safe_load((project / "params.yaml").read_text())
+    data["experiments"][EXP]["ladder"] = ["random", "model:tictactoe_td0"]  # a model the study drops
+    (project / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert error_of(project, TINY_STUDY).startswith(
+        f"params.yaml + studies/bad.yaml (variation slow): experiments.{EXP}.ladder")
+
+
+def test_an_unknown_study_names_the_known_ones(project):
+    known = ", ".join(sorted(p.stem for p in (project / "studies").glob("*.yaml")))
+    assert "tiny" in known and "value_learning_rate" in known
+    with pytest.raises(ConfigError) as info:
+        load_study(project, "nope")
+    assert str(info.value) == f"STUDY: unknown study 'nope'; studies: {known}"
+
+
+def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DVC_", "MLFLOW_"))}
+    return subprocess.run([sys.executable, "-m", "boardrl.cli", "study", *args], cwd=root, capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+def test_cli_refuses_a_bad_study_before_dvc(project):
+    """`boardrl study` validates every variation first: one error line, exit 2, nothing queued or written."""
+    write_study(project, "bad", with_(variations={"ok": {}, "v": {f"experiments.{EXP}.seeds": [1, 1]}}))
+    for args in (["bad", "--check"], ["bad"]):
+        res = cli(project, *args)
+        assert res.returncode == 2 and res.stdout == ""
+        assert res.stderr.splitlines() == [res.stderr.strip()]
+        assert res.stderr.startswith(f"error: studies/bad.yaml: variations.v.experiments.{EXP}.seeds: ")
+    assert not (project / ".dvc").exists() and not (project / "studies" / "bad").exists()
+    assert cli(project, "tiny", "--check").returncode == 0
+
+
+# ---------------------------------------------------------------------------------------------- a variation's params
+def test_a_variation_is_params_plus_base_profile_drops_common_and_its_keys(project):
+    study = load_study(project, "tiny")
+    raw = yaml.safe_load((project / "params.yaml").read_text())
+    p = variation_params(project, study, "fast")
+    assert list(p["experiments"]) == [EXP] and p["sweeps"] == {} and p["tournaments"] == {}
+    e = p["experiments"][EXP]
+    assert e["seeds"] == [7] and e["params"] == {**raw["experiments"][EXP]["params"], "games": 2000,
+                                                 "checkpoint_every": 1000, "alpha": 0.5}
+    assert p["profile"] == "small" and p["train"]["eval_games"] == 20 and p["prepare"]["check_regenerated"] is False
+    assert p["train"]["opponents"] == raw["train"]["opponents"]  # what no layer lists stays
+    assert p["study"] == {"name": "tiny", "variation": "fast"}
+    slow = variation_params(project, study, "slow")
+    assert slow["experiments"][EXP]["params"]["alpha"] == 0.1
+    assert {k: v for k, v in slow.items() if k != "experiments" and k != "study"} == \
+        {k: v for k, v in p.items() if k != "experiments" and k != "study"}
+
+
+def test_the_overlay_drops_what_the_study_does_not_compare(project):
+    ov = overlay(project, load_study(project, "tiny"), "slow")
+    raw = yaml.safe_load((project / "params.yaml").read_text())
+    assert sorted(ov["drop"]) == sorted([f"experiments.{e}" for e in raw["experiments"] if e != EXP]
+                                        + [f"sweeps.{s}" for s in raw["sweeps"]]
+                                        + [f"tournaments.{t}" for t in raw["tournaments"]])
+    assert ov["experiments"] == {EXP: {"seeds": [7], "params": {"games": 2000, "checkpoint_every": 1000,
+                                                                "alpha": 0.1}}}
+
+
+def test_a_base_profile_drop_and_its_settings_of_dropped_experiments_go(project):
+    write_study(project, "ontiny", with_(base_profile="tiny"))
+    study = load_study(project, "ontiny")
+    ov = overlay(project, study, "slow")
+    assert list(ov["experiments"]) == [EXP]  # tiny's settings of the other experiments are pruned
+    tiny = yaml.safe_load((project / "profiles" / "tiny.yaml").read_text())
+    assert set(tiny["drop"]) <= set(ov["drop"])
+    p = variation_params(project, study, "slow")
+    assert p["experiments"][EXP]["seeds"] == [7] and p["evaluate"]["seed"] == tiny["evaluate"]["seed"]
+
+
+def test_queue_command_names_the_experiment():
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate(TINY_STUDY))
+    assert queue_command(study, "fast") == ["dvc", "exp", "run", "--queue", "--name", "s-fast"]
+    assert exp_name(study, "slow") == "s-slow"
+
+
+@pytest.mark.xfail(strict=True, reason="DVC 3.67's -S writer turns `sweeps:  # comment` with its last entry "
+                   "removed into `{}` on a line of its own: why a study queues its own params.yaml, not -S")
+def test_dvc_set_param_could_apply_a_variation(project, tmp_path_factory):
+    from dvc.utils.hydra import apply_overrides
+
+    from boardrl.experiments.profiles import set_args
+
+    study = load_study(project, "tiny")
+    target = tmp_path_factory.mktemp("applied") / "params.yaml"
+    shutil.copy(project / "params.yaml", target)
+    apply_overrides(target, set_args(overlay(project, study, "slow"))[1::2])
+    assert yaml.safe_load(target.read_text()) == variation_params(project, study, "slow")
+
+
+def test_a_killed_queueing_leaves_params_yaml_restorable(tmp_path):
+    (tmp_path / "params.yaml").write_text("mine: 1\n")
+    assert restore_params(tmp_path) is False
+    backup = tmp_path / ".dvc" / "tmp" / "boardrl-study-params.yaml"
+    backup.parent.mkdir(parents=True)
+    backup.write_text("mine: 1\n")
+    (tmp_path / "params.yaml").write_text("study: {name: x, variation: y}\n")  # killed while queueing
+    assert restore_params(tmp_path) is True
+    assert (tmp_path / "params.yaml").read_text() == "mine: 1\n" and not backup.exists()
+
+
+# ---------------------------------------------------------------------------------------------- resume plan
+def test_plan_skips_finished_variations_and_reruns_the_rest():
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate(
+        {**TINY_STUDY, "variations": {v: {} for v in "abcdefg"}}))
+    wanted = {v: {"v": v} for v in "abcdefg"}
+    done = {"s-a": Finished("1" * 40, {"v": "a"}, {}),    # finished with these params: skipped
+            "s-b": Finished("2" * 40, {"v": "old"}, {})}  # finished with other params: runs again
+    queued = {"s-c": "Queued", "s-d": "Running", "s-e": "Failed", "s-f": "Success"}
+    assert plan(wanted, study, done, queued, alive=True) == (["a"], ["c", "d"], ["b", "e", "f", "g"])
+    # no live worker: a "Running" entry is a killed one's, so it runs again; a queued one waits for new workers
+    assert plan(wanted, study, done, queued, alive=False) == (["a"], ["c"], ["b", "d", "e", "f", "g"])
+
+
+# ---------------------------------------------------------------------------------------------- the table
+def test_rows_markdown_and_figure(tmp_path):
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate(TINY_STUDY))
+    wanted = {"slow": {"x": 1}, "fast": {"x": 2}}
+    metrics = {f"results/metrics/{EXP}.json": {"budget": 2000, "seeds": 1, "optimal_move_rate": 0.5,
+                                                "exact_vs_perfect": {"flawless_seeds": 0, "loss_as_first": 1.0,
+                                                                     "loss_as_second": 0.95344},
+                                                "vs random": {"win": 0.55, "loss": 0.45},
+                                                "vs perfect": {"win": 0.0, "loss": 1.0}}}
+    results = {"s-slow": Finished("a" * 40, {"x": 1}, metrics), "s-fast": Finished("b" * 40, {"x": 0}, metrics)}
+    table = rows(study, wanted, results)
+    assert [(r["variation"], r["rev"][0]) for r in table] == [("slow", "a")]  # fast's params are stale
+    md = markdown(study, table)
+    assert ("| `tictactoe_tabular_q` | slow | `s-slow` (aaaaaaa) | 1 | 2000 | 0.500 | 0 of 1; 1.000 / 0.953 | "
+            "0.550 / 0.450 | 0.000 / 1.000 |") in md.splitlines()
+    assert measures(table[0]) == {"random win": 0.55, "random loss": 0.45, "perfect win": 0.0, "perfect loss": 1.0,
+                                  "optimal moves": 0.5, "exact loss as first": 1.0, "exact loss as second": 0.95344}
+    assert "| fast | `experiments.tictactoe_tabular_q.params.alpha` = `0.5` |" in md.splitlines()
+    files = write_results(tmp_path, study, wanted, results)
+    assert [f.name for f in files] == ["results.md", "results.png", "results.json"]
+    assert files[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads(files[2].read_text())["rows"] == table
+    assert "(no variation has finished)" in markdown(study, [])
+
+
+# ---------------------------------------------------------------------------------------------- end to end
+@pytest.mark.timeout(600)
+def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
+    """Slow (about 2 minutes here): two variations queued and run side by side by DVC's queue in a copy of the
+    repository; MLflow runs carry the study's tags, the table lists both, and a rerun skips both."""
+    import mlflow
+
+    from repo_copy import copy_repo, run
+
+    def add_study(root: Path) -> None:
+        (root / "profiles" / "small.yaml").write_text(yaml.safe_dump(SMALL))
+        write_study(root, "tiny", TINY_STUDY)
+
+    repo = copy_repo(tmp_path / "repo", edit_tree=add_study)
+    params_before = (repo / "params.yaml").read_bytes()
+    cmd = [str(Path(sys.executable).parent / "boardrl"), "study", "tiny", "--jobs", "2"]
+    first = run(cmd, repo, timeout=500)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert (repo / "params.yaml").read_bytes() == params_before  # the workspace is the user's again
+
+    table = (repo / "studies" / "tiny" / "results.md").read_text()
+    for v in ("slow", "fast"):
+        assert f"| `{EXP}` | {v} | `tiny-{v}` (" in table
+    assert (repo / "studies" / "tiny" / "results.png").stat().st_size > 1000
+    got = json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]
+    assert {r["variation"]: r["budget"] for r in got} == {"slow": 2000, "fast": 2000}
+
+    client = mlflow.MlflowClient(f"sqlite:///{repo / 'mlflow.db'}")
+    game = client.get_experiment_by_name("tictactoe")
+    runs = client.search_runs([game.experiment_id], filter_string="tags.study = 'tiny'")
+    seen = {(r.data.tags["stage"], r.data.tags["study_variation"], r.data.tags["dvc_exp_name"]) for r in runs}
+    assert {("train", v, f"tiny-{v}") for v in ("slow", "fast")} <= seen
+    assert {("evaluate", v, f"tiny-{v}") for v in ("slow", "fast")} <= seen
+    alphas = {r.data.tags["study_variation"]: r.data.params.get(f"learner_params.alpha") for r in runs
+              if r.data.tags["stage"] == "train" and r.data.tags.get("seed") == "7"}
+    assert alphas == {"slow": "0.1", "fast": "0.5"}
+
+    again = run(cmd, repo, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "tiny-slow is done" in again.stderr and "tiny-fast is done" in again.stderr
+    assert "queued" not in again.stderr
+    assert len(client.search_runs([game.experiment_id], filter_string="tags.study = 'tiny'")) == len(runs)
+    print(f"study: first run {first.seconds:.0f} s, rerun {again.seconds:.0f} s")
