@@ -154,7 +154,7 @@ def test_dvc_lock_holds_only_stages_of_the_pipeline(shipped):
 @pytest.mark.parametrize(
     "path, value, key, problem",
     [
-        ("bogus", 1, "bogus", "unknown key; known keys here: profile, data, prepare, train, evaluate, experiments"),
+        ("bogus", 1, "bogus", "unknown key; known keys here: profile, study, data, prepare, train, evaluate, experiments"),
         ("train.curve.firts", 100, "train.curve.firts", "unknown key; known keys here: first, per_decade, include_zero"),
         ("train.opponents.tictactoe", ["random", "grandmaster"], "train.opponents.tictactoe[1]",
          "unknown agent 'grandmaster'"),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -235,12 +234,14 @@ def test_the_block_replaces_only_what_lies_between_the_markers(table):
 
 # ---------------------------------------------------------------------------------------------- the stage
 def _report_main():
-    sys.path.insert(0, str(ROOT / "pipeline"))
-    try:
-        import report
-    finally:
-        sys.path.pop(0)
-    return report.main
+    """pipeline/report.py's main, loaded from its file under a name of its own (another test may have put a
+    different module called ``report`` in sys.modules)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pipeline_report_stage", ROOT / "pipeline" / "report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
 
 
 def test_the_stage_writes_the_data_and_the_readme_block(results, tmp_path):
