@@ -1,12 +1,12 @@
 """A profile run killed during training and run again continues, and ends with the outputs of an uninterrupted run.
 
-Slow (about two minutes on 2 busy cores): two copies of the repository run the same small overlay, `resume`
-(one tic-tac-toe tabular Q experiment of 20,000 games with checkpoints), with `python -m
-boardrl.experiments.profiles run resume` as `make repro PROFILE=resume` runs it.  In one copy the whole process
-group is SIGKILLed as soon as the training stage has written a checkpoint, then the same command runs again.  A
-trained model is a function of (game, params, seed) whatever the kills (tests/learn/test_training_invariance.py),
-so the resumed run's model, metrics and learning curve must equal the uninterrupted copy's byte for byte; MLflow
-shows that training resumed from the checkpoint and that the finished stages did not run again.
+Slow (about a minute): a copy of the repository runs a small overlay, `resume` (one tic-tac-toe tabular Q
+experiment of 20,000 games with checkpoints), with `python -m boardrl.experiments.profiles run resume` as `make
+repro PROFILE=resume` runs it.  The whole process group is SIGKILLed as soon as the training stage has written a
+checkpoint, then the same command runs again.  A trained model is a function of (game, params, seed) whatever the
+kills (tests/learn/test_training_invariance.py), so the resumed run's model and learning curve must equal, byte for
+byte, those of the same experiment trained in one go in this process (``train_seed``, the train stage's own
+work); MLflow shows that training resumed from the checkpoint and that the finished stages did not run again.
 """
 
 from __future__ import annotations
@@ -84,29 +84,40 @@ def runs(repo: Path, experiment: str) -> list:
     return client.search_runs([exp.experiment_id]) if exp else []
 
 
+def uninterrupted(repo: Path, work: Path) -> dict[str, bytes]:
+    """The experiment trained in one go in this process, as the train stage does it: model files and curve."""
+    from boardrl.config import parse_params
+    from boardrl.experiments.curve import curve_rows
+    from boardrl.experiments.profiles import merge
+    from boardrl.experiments.train import train_seed
+    from boardrl.tracking import curve as curves
+
+    params = parse_params(merge(yaml.safe_load((repo / "params.yaml").read_text()), {**OVERLAY, "profile": PROFILE}))
+    agent, learner = train_seed(params, EXP, 7, work / "checkpoint", verbose=False)
+    agent.save(work / "model")
+    curves.write_tsv(work / "curve.tsv", curve_rows(learner.evaluations))
+    files = {f"model/{p.relative_to(work / 'model')}": p.read_bytes()
+             for p in sorted((work / "model").rglob("*")) if p.is_file()}
+    files["curve"] = (work / "curve.tsv").read_bytes()
+    return files
+
+
 def test_a_killed_profile_run_resumes_and_equals_an_uninterrupted_one(tmp_path):
     killed = copy_repo(tmp_path / "killed", one_experiment, add_profile)
-    reference = copy_repo(tmp_path / "reference", one_experiment, add_profile)
     params_before = (killed / "params.yaml").read_bytes()
-    ref = start(reference, tmp_path / "reference.log")  # side by side: the same work, uninterrupted
-    try:
-        first = start(killed, tmp_path / "killed.log")
-        where = run_dir(killed, PROFILE)
-        seconds = kill_once_checkpointed(first, where / "models" / EXP / "seed-7" / "checkpoint",
-                                         tmp_path / "killed.log")
-        assert not (where / "models" / EXP / "seed-7" / "model").exists(), "killed too late: training had finished"
-        name = json.loads(where.joinpath(*RUN_STATE).read_text())["exp_name"]
+    first = start(killed, tmp_path / "killed.log")
+    where = run_dir(killed, PROFILE)
+    seconds = kill_once_checkpointed(first, where / "models" / EXP / "seed-7" / "checkpoint", tmp_path / "killed.log")
+    assert not (where / "models" / EXP / "seed-7" / "model").exists(), "killed too late: training had finished"
+    name = json.loads(where.joinpath(*RUN_STATE).read_text())["exp_name"]
 
-        again = run(CMD, killed, timeout=400)
-        assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
-        assert f"profile {PROFILE}: resuming DVC experiment {name}" in again.stderr
-        assert ref.wait(timeout=400) == 0, (tmp_path / "reference.log").read_text()[-3000:]
-    finally:
-        if ref.poll() is None:  # a failure above: the reference run goes too
-            os.killpg(ref.pid, signal.SIGKILL)
-            ref.wait()
+    again = run(CMD, killed, timeout=400)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
+    assert f"profile {PROFILE}: resuming DVC experiment {name}" in again.stderr
 
-    assert outputs(where) == outputs(run_dir(reference, PROFILE))
+    resumed = outputs(where)
+    assert json.loads(resumed.pop("metrics"))  # the evaluate stage finished too
+    assert resumed == uninterrupted(killed, tmp_path / "reference")
     train = [r for r in runs(killed, "tictactoe") if r.data.tags.get("stage") == "train" and r.data.tags.get("seed")]
     assert sorted(r.info.status for r in train) == ["FINISHED", "KILLED"]
     done = next(r for r in train if r.info.status == "FINISHED")
