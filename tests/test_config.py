@@ -17,6 +17,7 @@ from boardrl.config import (
     PROCESSES_ENV,
     ConfigError,
     CurveParams,
+    curve_slice,
     eval_points,
     evaluate_slice,
     load_params,
@@ -387,11 +388,12 @@ def test_removing_an_experiment_leaves_the_others_alone(raw):
         (f"experiments.{TTT}.params.games", 500, True),
         (f"experiments.{TTT}.seeds", [0, 1], True),
         (f"experiments.{TTT}.learner", "tabular_q", False),  # same value: no change at all
-        (f"experiments.{TTT}.opponents", ["random"], True),
+        (f"experiments.{TTT}.opponents", ["random"], False),  # the curve stage's (curve_slice), not training's
+        (f"experiments.{TTT}.opponents", [], True),  # no curve at all: no snapshots to save
         (f"experiments.{TTT}.ladder", ["random"], False),
-        ("train.opponents.tictactoe", ["random"], True),
-        ("train.eval_games", 50, True),
-        ("train.curve.first", 10, True),
+        ("train.opponents.tictactoe", ["random"], False),
+        ("train.eval_games", 50, False),
+        ("train.curve.first", 10, True),  # other curve points
         ("evaluate.per_game.tictactoe.opponents", ["random"], False),
         ("evaluate.games", 50, False),
         ("evaluate.seed", 3, False),
@@ -424,7 +426,10 @@ def test_slice_contents(raw):
         assert sl["seeds"] == [0, 1, 2]
         assert sl["learner_params"] == p.learner_params(TTT).model_dump(mode="json")
         assert sl["learner_params"]["games"] == 1_000_000
-    assert [o["agent"] for o in tr["train"]["opponents"]] == raw["train"]["opponents"]["tictactoe"]
+    assert tr["train"] == {"curve_points": eval_points(1_000_000, p.train.curve), "snapshots": True}
+    curve = curve_slice(p, TTT)["curve"]["opponents"]
+    assert [o["agent"] for o in curve] == raw["train"]["opponents"]["tictactoe"]
+    assert {o["games"] for o in curve} == {p.train.eval_games}  # resolved: each opponent's games
     assert ev["evaluate"]["uci"] is None and ev["evaluate"]["optimal_plies"] is None  # not connect4
     assert ev["evaluate"]["opponents"][0] == {"agent": "random", "games": 20000}
     assert evaluate_slice(p, DAB)["evaluate"]["uci"] is None

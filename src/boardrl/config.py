@@ -21,6 +21,7 @@ under ``models/<id>/``, ``results/train/<id>/``, ``results/eval/<id>.json``.  ``
 from the learner's own defaults (``learn/<learner>.py``).  Settings that cannot change a result (worker
 processes, progress bars) are not params: see ``runtime_processes``.  ``train_slice``/``evaluate_slice``
 return exactly what a stage's numbers depend on; its params hash is computed from that slice.
+``curve_slice`` is stage curve@<id>'s (the learning curve played against the train stage's snapshots).
 """
 
 from __future__ import annotations
@@ -266,11 +267,22 @@ def _experiment_head(p: Params, exp_id: str) -> dict[str, Any]:
 
 
 def train_slice(p: Params, exp_id: str) -> dict[str, Any]:
-    """Exactly the params the train stage of ``exp_id`` depends on (mirrors dvc.yaml)."""
+    """Exactly the params the train stage of ``exp_id`` depends on (build/inputs/<id>.train.json carries it).
+
+    Not the curve's opponents or games per point: the train stage saves a snapshot at each curve point and
+    stage curve@<id> plays them (``curve_slice``), so changing how the curve is measured retrains nothing.  Only
+    whether there is a curve at all (no opponents: no snapshots) and where it is measured.
+    """
     return {**_experiment_head(p, exp_id), "train": {
-        "eval_games": p.train.eval_games,
-        "curve": p.train.curve.model_dump(mode="json"),
-        "opponents": [o.model_dump(mode="json") for o in p.curve_opponents(exp_id)],
+        "curve_points": eval_points(p.budget(exp_id)[1], p.train.curve),
+        "snapshots": bool(p.curve_opponents(exp_id)),
+    }}
+
+
+def curve_slice(p: Params, exp_id: str) -> dict[str, Any]:
+    """The params of stage curve@<id>: the curve's opponents, each with its resolved number of games."""
+    return {**_experiment_head(p, exp_id), "curve": {
+        "opponents": [{"agent": o.agent, "games": o.games or p.train.eval_games} for o in p.curve_opponents(exp_id)],
     }}
 
 
