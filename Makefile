@@ -3,7 +3,7 @@ PY := .venv/bin/python
 PIP := .venv/bin/pip
 STAMP := .venv/.installed
 
-.PHONY: install test bench repro study ui play clean
+.PHONY: install test bench repro study ui play docs docs-serve clean
 
 $(PY):
 	python3 -m venv .venv
@@ -12,7 +12,7 @@ $(PY):
 $(STAMP): $(PY) pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0 || $(PIP) install -q "torch>=2.4"
-	$(PIP) install -q -e ".[pipeline,dev]"
+	$(PIP) install -q -e ".[pipeline,dev,docs]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -50,8 +50,17 @@ PLAY_PORT ?= 8000
 play: $(STAMP)
 	.venv/bin/boardrl serve --host 127.0.0.1 --port $(PLAY_PORT)
 
+# The documentation site (mkdocs.yml, docs/): built with --strict, so a broken link, a missing page or a page left
+# out of the nav is an error (tests/test_docs.py builds it too).  docs-serve rebuilds on every change.
+DOCS_PORT ?= 8001
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
+
 clean:
-	rm -rf .venv .pytest_cache
+	rm -rf .venv .pytest_cache site
 
 .PHONY: plots report-check dashboard
 
