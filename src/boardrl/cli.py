@@ -274,6 +274,17 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Address to bind; other than 127.0.0.1, anyone who can "
                                       "reach it can use the server.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
+    allow_model_path: Annotated[list[Path] | None, typer.Option(
+        "--allow-model-path", help="A directory outside the project whose models (model:<directory>) the server "
+        "may load; repeat for more.  By default only the project's models load.", show_default=False,
+        metavar="DIR")] = None,
+    max_wait: Annotated[float, typer.Option("--max-wait", min=1, max=600, help="Longest referee wait (s) a "
+                                            "request may ask for (the page asks with 1 s).")] = 30.0,
+    max_waiters: Annotated[int, typer.Option("--max-waiters", min=1, max=10_000, help="Requests that may wait "
+                                             "for the referee at once; more are answered 503.")] = 100,
+    agent_timeout: Annotated[float, typer.Option("--agent-timeout", min=0.1, max=3600, help="Longest an "
+                                                 "opponent may think about a move (s); then it is stopped "
+                                                 "(503).")] = 60.0,
 ) -> None:
     """Play any agent in the browser, with the referee's exact values (http://HOST:PORT)."""
     from boardrl.web import serve as serve_app
@@ -281,9 +292,13 @@ def serve(
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(f"warning: binding {host}: the server answers anyone who can reach this address "
                    "(there is no login); the default 127.0.0.1 serves this machine only", err=True)
+    for folder in allow_model_path or []:
+        if not folder.is_dir():
+            _fail(f"--allow-model-path {folder}: not a directory")
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"boardrl: play on http://{shown}:{port}/ (Ctrl-C stops the server)", err=True)
-    serve_app(host=host, port=port)
+    serve_app(host=host, port=port, model_paths=list(allow_model_path or []), max_wait_s=max_wait,
+              max_waiters=max_waiters, agent_timeout_s=agent_timeout)
 
 
 def main() -> None:

@@ -35,10 +35,10 @@ import sys
 import types
 import typing
 from pathlib import Path
-from typing import Any, Callable, Literal, NoReturn, TypeVar
+from typing import Annotated, Any, Callable, Literal, NoReturn, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator
 
 from boardrl.errors import BoardRLError
 
@@ -46,6 +46,70 @@ PARAMS_FILE = "params.yaml"
 EXIT_BAD_PARAMS = 2
 EXPERIMENT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 PROCESSES_ENV = "BOARDRL_PROCESSES"
+
+
+# ---------------------------------------------------------------------------------------------- limits
+# Why upper limits: a budget is a promise of work and memory.  `games: 10**30` once passed validation, then the
+# training loop's list of segment ends grew to 14 GB before the OOM killer ended it.  Every count in params.yaml
+# has a ceiling well above what the `full` profile (profiles/full.yaml, the seeds' published budgets) asks for and
+# below what fits in memory or ends in days on the 2 cores the project targets.
+
+#: Training games or steps of one run, and any other count in those units (checkpoint_every, curve.first, decay):
+#: 100 times the full profile's largest budget (10,000,000 games of dots_and_boxes_3x3_*).  The engines play about
+#: a million games a second between the cheapest agents (docs/studies/speed.md) and learners far fewer, so 10^9
+#: is hours to weeks of training: more is a slip of the keyboard, not a plan.
+MAX_UNITS = 10**9
+#: Checkpoints of one run (budget / checkpoint_every): the loop keeps one segment end per checkpoint and writes a
+#: file at each; the full profile takes at most 25 (connect4_alphazero: 100,000 games every 4,096).
+MAX_CHECKPOINTS = 10_000
+#: Games per opponent, per curve point, per pairing or per UCI label: 50 times the largest configured (20,000
+#: against random); a million games of the cheapest pairing take seconds, of a searching agent hours.
+MAX_GAMES = 1_000_000
+#: Positions the referee judges for the optimal-move rate: 50 times the configured 2,000, which take Connect 4's
+#: referee 21-45 s on 2 busy cores (params.yaml), so at most about half an hour.
+MAX_POSITIONS = 100_000
+#: The UCI Connect-4 data set's positions: no label has more to sample.
+UCI_POSITIONS = 67_557
+#: Plies of random play before an optimal-move position: longer than any game here is meaningless.
+MAX_PLIES = 1_000
+#: Training seeds of one experiment or sweep (each is a whole run; the full profile trains at most 5).
+MAX_SEEDS = 100
+#: Optuna trials of one sweep (the shipped sweep runs 12; each trial trains every seed).
+MAX_TRIALS = 10_000
+#: Agents of one tournament: every ordered pair plays, so 32 agents are 1,024 pairings.
+MAX_TOURNAMENT_AGENTS = 32
+
+#: Learner params (experiments.<id>.params, nested ones included) with a ceiling of their own, by key: (limit,
+#: why).  Every other whole number there is at most MAX_UNITS.  The learner models (learn/*.py) check the lower
+#: bounds and types; these ceilings belong to params.yaml, which can ask for any size.
+LEARNER_LIMITS: dict[str, tuple[int, str]] = {
+    **dict.fromkeys(("simulations", "eval_simulations"), (10_000, "a search tree per game of a batch, up to ~1 KB "
+                                                          "a simulation (25 times the largest configured: 400)")),
+    **dict.fromkeys(("leaves_per_wave", "eval_leaves_per_wave"), (64, "each wave's paths are preallocated per "
+                                                                  "simulation")),
+    "eval_rollouts": (256, "playouts per evaluated leaf"),
+    **dict.fromkeys(("parallel_games", "parallel_envs"), (65_536, "games held side by side in memory")),
+    **dict.fromkeys(("buffer_size", "buffer", "window"), (2_000_000, "replay memory preallocated at up to ~0.7 KB a "
+                                                      "transition; 10 times the largest configured (200,000)")),
+    **dict.fromkeys(("batch_size", "batch"), (65_536, "one minibatch in memory")),
+    **dict.fromkeys(("updates", "updates_per_epoch", "gradient_steps"), (100_000, "minibatches per learning phase")),
+    **dict.fromkeys(("hidden", "head_hidden"), (4_096, "units of a layer: 4,096 x 4,096 weights are 64 MB")),
+    "threads": (256, "torch threads"),
+    "temperature_plies": (MAX_PLIES, "longer than any game here"),
+}
+#: Search nodes held at once by self-play (simulations x parallel_games trees): about 3 GB at ~300 bytes a node.
+MAX_SEARCH_NODES = 10_000_000
+#: Layers of a network's hidden list.
+MAX_LAYERS = 16
+
+#: A whole number that must be one: pydantic's lax mode would read ``true`` as 1 and "1000" as 1000.
+Whole = Annotated[int, Strict()]
+#: A number (a whole number is one too), never a boolean.
+Number = Annotated[float, Strict()]
+#: true or false, never 1 or "yes" in quotes.
+Flag = Annotated[bool, Strict()]
+#: Plies of a game.
+PlyCount = Annotated[int, Strict(), Field(ge=0, le=MAX_PLIES)]
 
 
 class ConfigError(BoardRLError):
@@ -66,18 +130,18 @@ class _Strict(BaseModel):
 class DataParams(_Strict):
     source: Literal["auto", "online", "vendored"] = Field(description="auto = official URL, else vendored copy")
     url: str = Field(min_length=1, description="official address of the UCI Connect-4 zip")
-    timeout_s: float = Field(gt=0, le=600, description="network timeout of the download")
+    timeout_s: Number = Field(gt=0, le=600, description="network timeout of the download")
 
 
 class PrepareParams(_Strict):
-    check_regenerated: bool = Field(description="compare the data with the 8-ply positions regenerated from the rules")
+    check_regenerated: Flag = Field(description="compare the data with the 8-ply positions regenerated from the rules")
 
 
 class Opponent(_Strict):
     """A benchmark opponent: an agent spec (``make_agent``) and, optionally, its own number of games."""
 
     agent: str = Field(min_length=1)
-    games: int | None = Field(None, ge=2, description="seats alternate, so at least one game per seat")
+    games: Whole | None = Field(None, ge=2, le=MAX_GAMES, description="seats alternate, so at least one game per seat")
 
     @property
     def key(self) -> str:
@@ -97,13 +161,14 @@ def _opponent_list(v: Any) -> Any:
 class CurveParams(_Strict):
     """Learning-curve evaluation points: 0 (optional), then ``first`` * 10^(k / per_decade), then the end."""
 
-    first: int = Field(ge=1)
-    per_decade: int = Field(ge=1, le=20)
-    include_zero: bool
+    first: Whole = Field(ge=1, le=MAX_UNITS)
+    per_decade: Whole = Field(ge=1, le=20)
+    include_zero: Flag
 
 
 class TrainParams(_Strict):
-    eval_games: int = Field(ge=2, description="games per opponent at each curve point (seats alternate)")
+    eval_games: Whole = Field(ge=2, le=MAX_GAMES,
+                              description="games per opponent at each curve point (seats alternate)")
     curve: CurveParams
     opponents: dict[str, list[Opponent]] = Field(description="per game: the learning curve's benchmark opponents")
 
@@ -117,10 +182,12 @@ class UciParams(_Strict):
     """Connect 4 agents only: evaluation from the UCI start positions (seed 000's protocol and the full one) and
     the value accuracy on their labels."""
 
-    seed000_games: int = Field(ge=1, description="games per label, agent first, fresh random position each")
-    full: bool = Field(description="also play every position of each label with the agent in each seat")
-    full_positions: int | None = Field(ge=1, description="cap on positions per label for the full protocol")
-    value_accuracy: bool = Field(
+    seed000_games: Whole = Field(ge=1, le=MAX_GAMES,
+                                 description="games per label, agent first, fresh random position each")
+    full: Flag = Field(description="also play every position of each label with the agent in each seat")
+    full_positions: Whole | None = Field(ge=1, le=UCI_POSITIONS,
+                                         description="cap on positions per label for the full protocol")
+    value_accuracy: Flag = Field(
         True, description="agents with a value (value_batch): read it as win/draw/loss on all 67,557 labels")
 
 
@@ -128,7 +195,7 @@ class GameEvaluation(_Strict):
     """How agents of one game are judged: the ladder, where positions for the optimal-move rate come from, UCI."""
 
     opponents: list[Opponent] = Field(description="the ladder, weakest first")
-    optimal_plies: tuple[int, int] | None = Field(
+    optimal_plies: tuple[PlyCount, PlyCount] | None = Field(
         None, description="[lo, hi] plies of random play before a position (default: anywhere in a game)")
     uci: UciParams | None = Field(None, description="Connect 4 only: the UCI start-position protocols")
 
@@ -139,9 +206,10 @@ class GameEvaluation(_Strict):
 
 
 class EvaluateParams(_Strict):
-    seed: int = Field(ge=0, lt=2**63, description="seed of evaluation games and position sets (same for all)")
-    games: int = Field(ge=2, description="games per opponent unless the opponent sets its own")
-    optimal_positions: int = Field(ge=0, description="positions for the optimal-move rate (0 = skip)")
+    seed: Whole = Field(ge=0, lt=2**63, description="seed of evaluation games and position sets (same for all)")
+    games: Whole = Field(ge=2, le=MAX_GAMES, description="games per opponent unless the opponent sets its own")
+    optimal_positions: Whole = Field(ge=0, le=MAX_POSITIONS,
+                                     description="positions for the optimal-move rate (0 = skip)")
     per_game: dict[str, GameEvaluation]
 
 
@@ -150,7 +218,8 @@ class Experiment(_Strict):
 
     game: str = Field(min_length=1)
     learner: str = Field(min_length=1)
-    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, description="training seeds")
+    seeds: list[Whole] = Field(default_factory=lambda: [0], min_length=1, max_length=MAX_SEEDS,
+                               description="training seeds")
     params: dict[str, Any] = Field(default_factory=dict, description="learner params that differ from its defaults")
     opponents: list[Opponent] | None = Field(None, description="learning-curve opponents (default: train.opponents)")
     ladder: list[Opponent] | None = Field(None, description="evaluation ladder (default: evaluate.per_game)")
@@ -178,10 +247,12 @@ class SweepParams(_Strict):
     """One Optuna sweep over an experiment's learner params (boardrl.sweeps): the DVC stage sweep@<id>."""
 
     experiment: str = Field(min_length=1, description="the experiment whose learner params are searched")
-    trials: int = Field(ge=1, description="finished trials (complete or pruned) the study should have")
-    budget: int | None = Field(None, ge=1, description="training budget per trial and seed (default: the experiment's)")
-    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, description="training seeds averaged per trial")
-    sampler_seed: int = Field(0, ge=0, description="seed of the TPE sampler")
+    trials: Whole = Field(ge=1, le=MAX_TRIALS, description="finished trials (complete or pruned) the study should have")
+    budget: Whole | None = Field(None, ge=1, le=MAX_UNITS,
+                                 description="training budget per trial and seed (default: the experiment's)")
+    seeds: list[Whole] = Field(default_factory=lambda: [0], min_length=1, max_length=MAX_SEEDS,
+                               description="training seeds averaged per trial")
+    sampler_seed: Whole = Field(0, ge=0, lt=2**63, description="seed of the TPE sampler")
     space: dict[str, Any] = Field(default_factory=dict, description="narrowed dimensions: {key: {low, high} | {choices} | null}")
 
 
@@ -190,9 +261,10 @@ class TournamentParams(_Strict):
     or one agent against itself for a random-vs-random baseline)."""
 
     game: str = Field(min_length=1, description="game id")
-    agents: list[str] = Field(min_length=1, description="agent specs; every ordered pair plays, self-pairs too")
-    games: int = Field(ge=1, description="games per ordered pairing, the row agent always first")
-    seed: int = Field(0, ge=0, lt=2**63, description="seed of the pairings' games")
+    agents: list[str] = Field(min_length=1, max_length=MAX_TOURNAMENT_AGENTS,
+                              description="agent specs; every ordered pair plays, self-pairs too")
+    games: Whole = Field(ge=1, le=MAX_GAMES, description="games per ordered pairing, the row agent always first")
+    seed: Whole = Field(0, ge=0, lt=2**63, description="seed of the pairings' games")
 
 
 class StudyLabel(_Strict):
@@ -388,11 +460,17 @@ def _problem(err: dict[str, Any], root_model: Any) -> tuple[tuple[Any, ...], str
         return loc, "unknown key" + (f"; known keys here: {known}" if known else "")
     if kind == "missing":
         return loc, "missing (every knob lives in params.yaml)"
+    if isinstance(err.get("input"), bool) and kind in ("int_type", "float_type"):
+        return loc, f"a boolean is not a number (got {err['input']!r})"
     msg = err["msg"]
     if "input" in err and kind not in ("model_type", "dict_type", "list_type"):
         shown = repr(err["input"])
         msg += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
     return loc, msg
+
+
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _first_error(errors: list[dict[str, Any]]) -> dict[str, Any]:
@@ -466,10 +544,12 @@ def _model_spec_problem(game_id: str, spec: str, experiments: dict[str, Experime
     if not models_allowed:
         return (f"{spec!r}: a trained model can be a ladder opponent (evaluate), not a training or learning-curve "
                 "opponent: train stages do not depend on other experiments' models")
+    from boardrl.agents import check_search_limits
     from boardrl.agents.models import parse_model_spec
 
     try:
         target, seed = parse_model_spec(spec)
+        check_search_limits(spec)
     except BoardRLError as exc:
         return str(exc)
     if experiments is None:
@@ -507,6 +587,7 @@ def _check_learner(p: Params, exp_id: str) -> None:
         learner = model.model_validate(e.params)
     except ValidationError as exc:
         raise _from_validation_error(exc, model, ("experiments", exp_id, "params")) from None
+    _check_learner_sizes(e.params, model, learner, f"{key}.params")
     spec = getattr(learner, "opponent", None)
     if isinstance(spec, str):
         problem = agent_spec_problem(e.game, spec, p.experiments, models_allowed=False)
@@ -517,6 +598,66 @@ def _check_learner(p: Params, exp_id: str) -> None:
         raise ConfigError(f"{key}.params.transfer_from", "a pipeline experiment cannot read another model "
                           "(its train stage would not depend on it); use transfer_source to train the source "
                           "in the same stage")
+
+
+def _members(tp: Any) -> list[Any]:
+    """The types an annotation admits: ``Annotated`` and ``Optional``/unions unwrapped."""
+    if typing.get_origin(tp) is typing.Annotated:
+        return _members(typing.get_args(tp)[0])
+    return [m for member in _unwrap(tp) for m in ([member] if member is tp else _members(member))]
+
+
+def _value_problem(key: str, value: Any, annotation: Any, loc: str) -> tuple[str, str] | None:
+    """(key path, problem) of one raw learner value: a boolean for a number, or a count over its ceiling."""
+    members = _members(annotation)
+    if isinstance(value, bool):
+        numeric = bool not in members and any(m in (int, float) for m in members)
+        return (loc, f"a boolean is not a number (got {value!r})") if numeric else None
+    if isinstance(value, int) and int in members:
+        limit, why = LEARNER_LIMITS.get(key, (MAX_UNITS, "100 times the full profile's largest budget"))
+        return (loc, f"at most {limit:,} ({why}), got {_short(f'{value:,}')}") if value > limit else None
+    if isinstance(value, dict):
+        models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+        return _model_problem(value, models[0], loc) if models else None
+    if isinstance(value, list):
+        items = [typing.get_args(m)[0] for m in members if typing.get_origin(m) is list and typing.get_args(m)]
+        if key == "hidden" and len(value) > MAX_LAYERS:
+            return loc, f"at most {MAX_LAYERS} layers, got {len(value)}"
+        for i, item in enumerate(value if items else ()):
+            found = _value_problem(key, item, items[0], f"{loc}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _model_problem(data: dict[str, Any], model: type[BaseModel], loc: str) -> tuple[str, str] | None:
+    for key, value in data.items():
+        field = model.model_fields.get(key) if isinstance(key, str) else None
+        found = _value_problem(key, value, field.annotation, f"{loc}.{key}") if field is not None else None
+        if found:
+            return found
+    return None
+
+
+def _check_learner_sizes(raw: dict[str, Any], model: type[BaseModel], learner: BaseModel, key: str) -> None:
+    """Ceilings of learner params (the limits section) and no booleans for numbers, on the values as written.
+
+    Why on the raw values: the learner models (learn/*.py) read ``true`` as 1 (pydantic's lax mode), and the
+    params of a learner are theirs to define, while what params.yaml may ask for is checked here, for every
+    learner alike."""
+    found = _model_problem(raw, model, key)
+    if found:
+        raise ConfigError(*found)
+    for unit in ("games", "steps"):
+        budget, every = getattr(learner, unit, None), getattr(learner, "checkpoint_every", None)
+        if isinstance(budget, int) and isinstance(every, int) and budget > every * MAX_CHECKPOINTS:
+            raise ConfigError(f"{key}.checkpoint_every", f"{budget:,} {unit} every {every:,} are more than "
+                              f"{MAX_CHECKPOINTS:,} checkpoints; checkpoint at least every "
+                              f"{-(-budget // MAX_CHECKPOINTS):,} {unit}")
+    sims, games = getattr(learner, "simulations", None), getattr(learner, "parallel_games", None)
+    if isinstance(sims, int) and isinstance(games, int) and sims * games > MAX_SEARCH_NODES:
+        raise ConfigError(f"{key}.parallel_games", f"{games:,} games searching {sims:,} simulations hold "
+                          f"{sims * games:,} tree nodes at once; at most {MAX_SEARCH_NODES:,}")
 
 
 def _check_experiment(p: Params, exp_id: str, deep: bool = True) -> None:
@@ -632,12 +773,51 @@ def read_yaml(path: str | Path) -> Any:
     except OSError as exc:
         raise ConfigError("", f"cannot read {p}: {exc.strerror or exc}", file=p.name) from None
     try:
-        return yaml.safe_load(text)
+        return _load_unique(text, p.name)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError("", f"not valid YAML: {where}{problem}", file=p.name) from None
+
+
+def _load_unique(text: str, file: str) -> Any:
+    """``yaml.safe_load`` that refuses a key given twice in one mapping.
+
+    Why: YAML says keys are unique, but PyYAML keeps the last silently, so an edit below an older value of the
+    same key (a second ``games:``) would change nothing, and DVC, which refuses such a file, fails later with a
+    message of many lines.  The nodes are checked before they are built, so the error names the key's path."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_unique_keys(node, "", set(), file)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_unique_keys(node: yaml.Node, path: str, seen: set[int], file: str) -> None:
+    if id(node) in seen:  # an alias: checked where its anchor stands
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _check_unique_keys(item, f"{path}[{i}]", seen, file)
+    elif isinstance(node, yaml.MappingNode):
+        first: dict[tuple[str, str], int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            where = f"{path}.{key_node.value}" if path else key_node.value
+            line = key_node.start_mark.line + 1
+            ident = (key_node.tag, key_node.value)
+            if ident in first:
+                raise ConfigError(where, f"key given twice (lines {first[ident]} and {line}); YAML allows a key "
+                                  "once per mapping: keep one", file=file)
+            first[ident] = line
+            _check_unique_keys(value_node, where, seen, file)
 
 
 def load_params(path: str | Path = PARAMS_FILE, only_experiment: str | None = None) -> Params:

@@ -1,4 +1,5 @@
-"""A real ``boardrl serve`` for the web tests: its own process, on a free 127.0.0.1 port, with default options.
+"""A real ``boardrl serve`` for the web tests: its own process, on a free 127.0.0.1 port, with default options
+(``server``) or others (``running_server``).
 
 Started as the user starts it (the CLI, no ``--host``), so the tests also see what it binds by default.
 """
@@ -11,6 +12,7 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -28,22 +30,26 @@ class Server:
 
     def get(self, path: str, **params: Any) -> tuple[int, Any, str]:
         """(status, parsed JSON, raw body) of a GET with query ``params``."""
+        return self.get_with_headers(path, **params)[:3]
+
+    def get_with_headers(self, path: str, **params: Any) -> tuple[int, Any, str, Any]:
+        """(status, parsed JSON, raw body, headers: ``get(name)`` ignores case) of a GET with query ``params``."""
         url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
         try:
             with urllib.request.urlopen(url, timeout=120) as r:
                 raw = r.read().decode()
-                return r.status, json.loads(raw), raw
+                return r.status, json.loads(raw), raw, r.headers
         except urllib.error.HTTPError as exc:
             raw = exc.read().decode()
-            return exc.code, json.loads(raw), raw
+            return exc.code, json.loads(raw), raw, exc.headers
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    """One server per test module: it ends with the module, so no referee work outlives the tests that asked."""
+@contextmanager
+def running_server(*options: str) -> Iterator[Server]:
+    """``boardrl serve --port <free> OPTIONS`` in the repository, until the block ends."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "boardrl.cli", "serve", "--port", str(port)], cwd=REPO_ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "boardrl.cli", "serve", "--port", str(port), *options],
+                            cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_answer(proc, lambda: urllib.request.urlopen(base + "/api/games", timeout=30).read(), "boardrl serve",
@@ -51,3 +57,16 @@ def server() -> Iterator[Server]:
         yield Server(base, port, proc)
     finally:
         stop_group(proc)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    """One server per test module: it ends with the module, so no referee work outlives the tests that asked."""
+    with running_server() as srv:
+        yield srv
+
+
+@pytest.fixture(scope="session")
+def start_server():
+    """``running_server``: for tests that need a server started with options of their own."""
+    return running_server

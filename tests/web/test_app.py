@@ -189,9 +189,10 @@ def test_cli_serve_defaults_to_loopback_and_warns_otherwise(monkeypatch):
     runner = CliRunner()
     res = runner.invoke(cli, ["serve"])
     assert res.exit_code == 0, res.output
-    assert calls[-1] == {"host": "127.0.0.1", "port": 8000} and "warning" not in res.stderr
+    limits = {"model_paths": [], "max_wait_s": 30.0, "max_waiters": 100, "agent_timeout_s": 60.0}
+    assert calls[-1] == {"host": "127.0.0.1", "port": 8000, **limits} and "warning" not in res.stderr
     res = runner.invoke(cli, ["serve", "--host", "0.0.0.0", "--port", "8123"])
-    assert res.exit_code == 0 and calls[-1] == {"host": "0.0.0.0", "port": 8123}
+    assert res.exit_code == 0 and calls[-1] == {"host": "0.0.0.0", "port": 8123, **limits}
     assert "warning: binding 0.0.0.0" in res.stderr
     res = runner.invoke(cli, ["serve", "--port", "0"])
     assert res.exit_code == 2 and res.stderr.startswith("error: ")

@@ -1,9 +1,10 @@
 """Every player, by name: ``make_agent(game, "mcts:simulations=1000")`` and ``agent_names(game)``.
 
 A spec is ``name`` or ``name:key=value,key=value``; values are read as bool (true/false), int, float, or else
-text.  The keys are the agent's constructor arguments (see ``agent_keys``).  Each entry names the module and
-class that implement it and is imported only when built, so one game's missing or broken module never stops
-the others from working.
+text.  The keys are the agent's constructor arguments (see ``agent_keys``); search sizes have ceilings
+(``SEARCH_LIMITS``), so an oversized spec is one error line before anything is built.  Each entry names the
+module and class that implement it and is imported only when built, so one game's missing or broken module
+never stops the others from working.
 
 Names (and the games they exist for):
 
@@ -35,12 +36,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from boardrl.agents.base import Agent, RandomAgent
-from boardrl.agents.models import is_model_spec, load_model_agent
+from boardrl.agents.models import is_model_spec, load_model_agent, parse_model_options
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 
 __all__ = [
-    "Agent", "RandomAgent", "AgentSpecError", "agent_entry", "agent_keys", "agent_names", "make_agent", "parse_spec",
+    "Agent", "RandomAgent", "AgentSpecError", "agent_entry", "agent_keys", "agent_names", "check_search_limits",
+    "make_agent", "parse_spec",
 ]
 
 
@@ -198,6 +200,53 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, kwargs
 
 
+# ---------------------------------------------------------------------------------------------- search limits
+#: The largest search a spec may ask for, by key: (limit, why).  Why: ``mcts:simulations=100000000`` once grew a
+#: process to 5.9 GB, and ``=2000000000`` died of MemoryError; a spec is typed by people (the CLI, the web app,
+#: params.yaml), so a slip of a few zeros must be one error line, not a machine out of memory.  The limits lie far
+#: above what any configured or studied opponent uses (``mcts:simulations=1000``, ``alphabeta:depth=6``).
+SEARCH_LIMITS: dict[str, tuple[int, str]] = {
+    # UCT grows one node (~60 bytes) per simulation and plays about 1,000 simulations a millisecond: 100,000 are
+    # 6 MB and a tenth of a second a move.
+    "simulations": (100_000, "one tree node per simulation"),
+    # Deeper than any game here lasts is no stronger, and the Python search recurses once per ply.
+    "depth": (64, "plies searched"),
+    "max_depth": (64, "plies searched"),
+    "rollouts": (256, "playouts per evaluated position"),
+    "leaves_per_wave": (64, "each wave's paths are preallocated per simulation"),
+}
+#: Tighter limits of agents that search a batch of positions at once (a match hands them up to 128 games in
+#: lock-step), each tree holding up to ~1 KB a simulation: 10,000 simulations x 128 trees stay near 1 GB.
+BATCH_SEARCH_LIMITS: dict[str, tuple[int, str]] = {
+    "simulations": (10_000, "a tree per position of a batch, up to ~1 KB a simulation"),
+}
+#: Agents (and ``model:`` specs) whose searches run over batches.
+BATCH_SEARCHERS = ("puct", "model")
+
+
+def search_limit_problem(name: str, kwargs: dict[str, Any]) -> str | None:
+    """Why the search a spec asks for is too large (one line), or None: see ``SEARCH_LIMITS``."""
+    for key, value in kwargs.items():
+        limit = (BATCH_SEARCH_LIMITS if name in BATCH_SEARCHERS else {}).get(key) or SEARCH_LIMITS.get(key)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if limit is not None and number and value > limit[0]:  # a float too: some agents round it
+            shown = f"{value:,}" if isinstance(value, int) else f"{value:g}"
+            return f"{key} is at most {limit[0]:,} ({limit[1]}), got {shown}"
+    return None
+
+
+def check_search_limits(spec: str) -> None:
+    """``AgentSpecError`` when ``spec`` asks for a search larger than ``SEARCH_LIMITS`` allow; cheap (nothing is
+    built or loaded), so a server checks it before handing the spec to a worker."""
+    if is_model_spec(spec):
+        name, kwargs = "model", parse_model_options(spec)[1]
+    else:
+        name, kwargs = parse_spec(spec)
+    problem = search_limit_problem(name, kwargs)
+    if problem:
+        raise AgentSpecError(f"agent spec {spec.strip()!r}: {problem}")
+
+
 def make_agent(game: Game | str, spec: str) -> Agent:
     """Build the agent a spec describes for ``game`` (a Game or a game id); the agent's name is the spec.
 
@@ -205,6 +254,7 @@ def make_agent(game: Game | str, spec: str) -> Agent:
     of another game, unknown key, or a value the agent refuses.
     """
     g = _game(game)
+    check_search_limits(spec)
     if is_model_spec(spec):
         return load_model_agent(g, spec)
     name, kwargs = parse_spec(spec)

@@ -16,9 +16,16 @@ Endpoints (JSON):
   while the referee works (``jobs.py``), or ``"unavailable"`` with the reason;
 * ``/api/review?game=&moves=``: each played move marked best / optimal / mistake, and by how much.
 
-Bad input (an unknown game or agent, a malformed move string, a full column) is a 400 answer with one line of
-JSON, ``{"error": "..."}``, and so is every other error the app can name; a bug is a 500 with the same shape.
-The server never dies on a request.  It binds 127.0.0.1 unless told otherwise (``boardrl serve --host``).
+Bad input (an unknown game or agent, a malformed move string, a full column, a search over the limits) is a 400
+answer with one line of JSON, ``{"error": "..."}``, and so is every other error the app can name; a model outside
+the project is a 403; a bug is a 500 with the same shape.  The server never dies on a request.  It binds 127.0.0.1
+unless told otherwise (``boardrl serve --host``).
+
+Bounded work: a referee wait is at most ``max_wait_s`` and is awaited without a thread (at most ``max_waiters``
+at once); an opponent's move is at most ``players.AGENT_TIMEOUT_S`` with at most ``players.MAX_AGENT_WAITERS``
+waiting.  Past a bound the answer is a 503 with ``Retry-After`` at once, so a burst of slow requests never holds
+up a cheap one.  Models load only from the project (``model:<experiment id>`` or a directory inside it) unless
+the server is started with ``--allow-model-path DIR``.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from __future__ import annotations
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, AsyncIterator
+from typing import Annotated, Any, AsyncIterator, Sequence
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -38,8 +45,8 @@ from boardrl.errors import BoardRLError
 from boardrl.games import GAME_IDS
 from boardrl.web.analysis import review as review_moves
 from boardrl.web.analysis import values_json
-from boardrl.web.jobs import RefereeService, one_line
-from boardrl.web.players import Opponents, opponent_names, trained_models
+from boardrl.web.jobs import MAX_WAITERS, Busy, RefereeService, one_line
+from boardrl.web.players import AGENT_TIMEOUT_S, ModelOutsideError, Opponents, opponent_names, trained_models
 from boardrl.web.positions import Position, game_for, game_name, parse_one, position_json, replay
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -47,13 +54,16 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 #: How long a referee request waits for the values before answering "computing" (the page asks again).
 REFEREE_WAIT_S = 1.0
+#: The longest wait a request may ask for (``boardrl serve --max-wait``): the page asks with 1 s.
 MAX_WAIT_S = 30.0
+#: Seconds a client is told to wait before asking again after a 503.
+RETRY_AFTER_S = 1
 
 log = logging.getLogger("boardrl.web")
 
 GameQ = Annotated[str, Query(description="tictactoe, connect4, dots_and_boxes_RxC or conniption")]
 MovesQ = Annotated[str, Query(description="moves from the start in the game's notation, commas for spaces")]
-WaitQ = Annotated[float, Query(ge=0, le=MAX_WAIT_S, description="seconds to wait for the referee")]
+WaitQ = Annotated[float, Query(ge=0, description="seconds to wait for the referee (at most the server's --max-wait)")]
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -68,9 +78,15 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "bad request: " + "; ".join(parts)
 
 
-def create_app() -> FastAPI:
-    """The app, with its own referee and agent processes (each started on first use, ended with the app)."""
-    opponents, referees = Opponents(), RefereeService()
+def create_app(model_paths: Sequence[Path] = (), max_wait_s: float = MAX_WAIT_S, max_waiters: int = MAX_WAITERS,
+               agent_timeout_s: float = AGENT_TIMEOUT_S) -> FastAPI:
+    """The app, with its own referee and agent processes (each started on first use, ended with the app).
+
+    ``model_paths``: directories beyond the project root that ``model:`` opponents may load from; ``max_wait_s``:
+    the longest referee wait a request may ask for; ``max_waiters``: referee waits at once (more: 503);
+    ``agent_timeout_s``: the longest an opponent may think about one move (more: stopped, 503)."""
+    opponents = Opponents(model_paths, timeout_s=agent_timeout_s)
+    referees = RefereeService(max_waiters=max_waiters)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -83,7 +99,13 @@ def create_app() -> FastAPI:
 
     @app.exception_handler(BoardRLError)
     async def bad_input(request: Request, exc: BoardRLError) -> JSONResponse:
-        return _error(400, str(exc))
+        return _error(403 if isinstance(exc, ModelOutsideError) else 400, str(exc))
+
+    @app.exception_handler(Busy)
+    async def busy(request: Request, exc: Busy) -> JSONResponse:
+        answer = _error(503, str(exc))
+        answer.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return answer
 
     @app.exception_handler(RequestValidationError)
     async def bad_query(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -97,6 +119,10 @@ def create_app() -> FastAPI:
     async def server_error(request: Request, exc: Exception) -> JSONResponse:
         log.exception("%s %s failed", request.method, request.url.path)
         return _error(500, f"internal error: {type(exc).__name__}: {exc}")
+
+    def check_wait(wait: float) -> None:
+        if wait > max_wait_s:
+            raise BoardRLError(f"bad request: wait: at most {max_wait_s:g} seconds on this server, got {wait:g}")
 
     def position(game: str, moves: str, play: str | None = None) -> Position:
         pos = replay(game_for(game), moves)
@@ -137,11 +163,12 @@ def create_app() -> FastAPI:
                 "position": position_json(pos.play(move))}
 
     @app.get("/api/referee")
-    def referee(game: GameQ, moves: MovesQ = "", wait: WaitQ = REFEREE_WAIT_S) -> JSONResponse:
-        pos = position(game, moves)
+    async def referee(game: GameQ, moves: MovesQ = "", wait: WaitQ = REFEREE_WAIT_S) -> JSONResponse:
+        check_wait(wait)
+        pos = position(game, moves)  # at most MAX_MOVES_TEXT characters: cheap enough for the event loop
         gid = pos.game.game_id
         referees.submit(gid, [pos.state])
-        referees.wait(gid, [pos.state], wait)
+        await referees.wait(gid, [pos.state], wait)
         if gid in referees.unavailable:
             return JSONResponse({"status": "unavailable", "reason": referees.unavailable[gid], "moves": pos.text})
         mv = referees.result(gid, pos.state)
@@ -151,12 +178,13 @@ def create_app() -> FastAPI:
         return JSONResponse({"status": "done", "moves": pos.text, **values_json(pos.game, mv)})
 
     @app.get("/api/review")
-    def review(game: GameQ, moves: MovesQ = "", wait: WaitQ = REFEREE_WAIT_S) -> JSONResponse:
+    async def review(game: GameQ, moves: MovesQ = "", wait: WaitQ = REFEREE_WAIT_S) -> JSONResponse:
+        check_wait(wait)
         pos = position(game, moves)
         gid = pos.game.game_id
         earlier = list(pos.states[:-1])
         referees.submit(gid, earlier, review=True)
-        referees.wait(gid, earlier, wait)
+        await referees.wait(gid, earlier, wait)
         if gid in referees.unavailable:
             return JSONResponse({"status": "unavailable", "reason": referees.unavailable[gid], "moves": pos.text})
         rows = review_moves(pos.game, pos.actions, pos.states, lambda s: referees.result(gid, s))
@@ -168,8 +196,8 @@ def create_app() -> FastAPI:
     return app
 
 
-def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, log_level: str = "info") -> None:
-    """Run the app with uvicorn until interrupted."""
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, log_level: str = "info", **limits: Any) -> None:
+    """Run the app with uvicorn until interrupted; ``limits`` are ``create_app``'s keyword arguments."""
     import uvicorn
 
-    uvicorn.run(create_app(), host=host, port=port, log_level=log_level)
+    uvicorn.run(create_app(**limits), host=host, port=port, log_level=log_level)

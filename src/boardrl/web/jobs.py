@@ -6,7 +6,8 @@ answers it).  In a thread of the server such a call would freeze every request, 
 So the work runs in child processes, each a ``Lane``: one for the referee's values of the positions on the
 boards, one for reviewing the moves already played (so that a slow early position of the review never delays
 the position on the board), and one for the opponents' moves.  A request hands its positions to the
-``RefereeService``, waits a moment, and answers either the values or "computing"; the page asks again.
+``RefereeService``, waits a moment (on the event loop, holding no thread; at most ``MAX_WAITERS`` at once, more
+are answered 503), and answers either the values or "computing"; the page asks again.
 
 The service keeps every answer (positions of one game share most of their work, and a review asks for every
 earlier position again: those the board's lane already answered cost nothing) and takes the most recent
@@ -20,12 +21,13 @@ request.
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import threading
 import time
 from collections import OrderedDict
 from multiprocessing.connection import Connection
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from boardrl.errors import BoardRLError
 from boardrl.web.analysis import MoveValues
@@ -35,6 +37,11 @@ KEEP = 100_000
 #: A position nobody has asked about for this long is dropped from the queue, or its work stopped (the lane is
 #: restarted): the page asks about what it shows about once a second.
 ABANDON_S = 5.0
+#: Seconds a lane's new process may take to start (import its modules) before it is given up.
+START_S = 120.0
+#: Requests that may wait for the referee at once (each waits without a thread, see ``RefereeService.wait``);
+#: one more is answered 503 at once.  A page asks about one position at a time, so this is many tabs' worth.
+MAX_WAITERS = 100
 
 
 def one_line(exc: BaseException | str) -> str:
@@ -48,6 +55,11 @@ class NoReferee(BoardRLError):
 
 class LaneError(RuntimeError):
     """The work failed in the child for a reason that is not bad input (a bug, or the process died)."""
+
+
+class Busy(Exception):
+    """The server will not take this request now (too many waiting, or the work ran past its time): a 503 with
+    ``Retry-After``, answered at once instead of holding a connection and a thread."""
 
 
 # ---------------------------------------------------------------------------------------------- in the child
@@ -104,8 +116,10 @@ TASKS = {"move_values": _move_values, "agent_move": _agent_move}
 
 
 def _child_main(conn: Connection) -> None:
-    """A lane's loop: ``(task, args)`` in; ``("ok", value)``, ``("bad" | "none" | "error", message)`` out."""
+    """A lane's loop: ``("ready", None)`` once, then ``(task, args)`` in; ``("ok", value)``, ``("bad" | "none" |
+    "error", message)`` out."""
     try:
+        conn.send(("ready", None))
         while True:
             try:
                 task, args = conn.recv()
@@ -144,19 +158,44 @@ class Lane:
             self._proc.start()
             child.close()
             self._conn = parent
+            self._ready(parent)
         assert self._conn is not None
         return self._conn
 
-    def call(self, task: str, *args: Any) -> Any:
-        """The task's value; ``BoardRLError`` (bad input), ``NoReferee``, or ``LaneError``."""
-        with self._lock:
+    def _ready(self, conn: Connection) -> None:
+        """Wait for a new process's first message, so that starting it (seconds of imports on a busy machine)
+        never counts against a call's ``timeout``."""
+        try:
+            if conn.poll(START_S) and conn.recv() == ("ready", None):
+                return
+        except (EOFError, OSError):
+            pass
+        self.close()
+        raise LaneError(f"the {self.name} process did not start within {START_S:g} s; ask again")
+
+    def call(self, task: str, *args: Any, timeout: float | None = None) -> Any:
+        """The task's value; ``BoardRLError`` (bad input), ``NoReferee``, or ``LaneError``.
+
+        ``timeout``: seconds for the whole call, waiting for the lane included; past it the work is stopped (the
+        process ends and starts afresh on the next call) and ``Busy`` is raised."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._lock.acquire(timeout=-1 if timeout is None else timeout):
+            raise Busy(f"the {self.name} process is busy with other requests for over {timeout:g} s; ask again")
+        try:
             conn = self._start()
             try:
                 conn.send((task, args))
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not conn.poll(left):
+                    self.close()
+                    raise Busy(f"no answer from the {self.name} process within {timeout:g} s: the work was "
+                               "stopped; ask for less (a smaller search) or ask again")
                 kind, value = conn.recv()
             except (EOFError, OSError) as exc:
                 self.close()
                 raise LaneError(f"the {self.name} process stopped ({type(exc).__name__}); ask again") from None
+        finally:
+            self._lock.release()
         if kind == "ok":
             return value
         raise {"none": NoReferee, "bad": BoardRLError}.get(kind, LaneError)(value)
@@ -184,7 +223,10 @@ class RefereeService:
     review moves over); ``review=True`` for earlier positions (the "review" lane).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_waiters: int = MAX_WAITERS) -> None:
+        self.max_waiters = max_waiters
+        self._waiters = 0
+        self._wakers: set[Callable[[], None]] = set()  # wake the event loops of waiting requests
         self._cond = threading.Condition()
         self._done: OrderedDict[tuple[str, Any], MoveValues | BaseException] = OrderedDict()
         self._queues: dict[str, dict[tuple[str, Any], None]] = {"referee": {}, "review": {}}  # ordered sets
@@ -223,24 +265,74 @@ class RefereeService:
                 self._threads["watchdog"] = threading.Thread(target=self._watch, name="boardrl-watchdog",
                                                              daemon=True)
                 self._threads["watchdog"].start()
-            self._cond.notify_all()
+            self._notify()
 
-    def wait(self, game_id: str, states: list[Any], timeout: float) -> bool:
-        """Whether every state is answered (or the game has no referee) within ``timeout`` seconds."""
+    def _notify(self) -> None:
+        """Wake every waiter: the service's threads and the requests on the event loop (call with the lock held)."""
+        self._cond.notify_all()
+        for wake in list(self._wakers):
+            wake()
+
+    def _ready(self, game_id: str, keys: list[tuple[str, Any]]) -> bool:
+        return game_id in self.unavailable or all(k in self._done for k in keys)
+
+    def _hold(self, keys: list[tuple[str, Any]], delta: int) -> None:
+        """Count ``keys`` as waited for (+1) or no longer (-1); a position last asked about now."""
+        now = time.monotonic()
+        for k in keys:
+            self._asked[k] = now
+            self._waiting[k] = self._waiting.get(k, 0) + delta
+            if not self._waiting[k]:
+                del self._waiting[k]
+
+    async def wait(self, game_id: str, states: list[Any], timeout: float) -> bool:
+        """Whether every state is answered (or the game has no referee) within ``timeout`` seconds.
+
+        Awaited on the event loop: a waiting request holds no thread.  Why: the server's thread pool is small
+        (40), and 60 requests waiting 30 s each in threads once held a cheap request up for 9 s.  ``Busy`` when
+        ``max_waiters`` requests wait already, so that the number of waiters is bounded too."""
         keys = [(game_id, s) for s in states]
-        with self._cond:
-            for k in keys:
-                self._waiting[k] = self._waiting.get(k, 0) + 1
+        loop = asyncio.get_running_loop()
+        event = asyncio.Event()
+
+        def wake() -> None:
             try:
-                return self._cond.wait_for(
-                    lambda: game_id in self.unavailable or all(k in self._done for k in keys), timeout)
-            finally:
-                now = time.monotonic()
-                for k in keys:
-                    self._asked[k] = now
-                    self._waiting[k] -= 1
-                    if not self._waiting[k]:
-                        del self._waiting[k]
+                loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # the loop has closed: nobody waits any more
+                pass
+
+        with self._cond:
+            ready = self._ready(game_id, keys)
+            if ready or timeout <= 0:
+                return ready
+            if self._waiters >= self.max_waiters:
+                raise Busy(f"{self._waiters} requests wait for the referee already; ask again shortly")
+            self._waiters += 1
+            self._wakers.add(wake)
+            self._hold(keys, +1)
+        try:
+            return await self._until_ready(game_id, keys, event, loop.time() + timeout)
+        finally:
+            with self._cond:
+                self._waiters -= 1
+                self._wakers.discard(wake)
+                self._hold(keys, -1)
+
+    async def _until_ready(self, game_id: str, keys: list[tuple[str, Any]], event: asyncio.Event,
+                           deadline: float) -> bool:
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._cond:  # checked and re-armed under the lock: a change after this sets the event
+                if self._ready(game_id, keys):
+                    return True
+                event.clear()
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            try:
+                await asyncio.wait_for(event.wait(), left)
+            except asyncio.TimeoutError:
+                pass
 
     def _wanted(self, key: tuple[str, Any], now: float) -> bool:
         """Whether someone asked about ``key`` lately or is waiting for it."""
@@ -281,7 +373,7 @@ class RefereeService:
                 if abandoned:
                     del self._abandoned[lane]
                 if abandoned and isinstance(answer, BaseException):  # stopped by the watchdog: asked again later
-                    self._cond.notify_all()
+                    self._notify()
                     continue
                 if isinstance(answer, NoReferee):
                     self.unavailable[game_id] = str(answer)
@@ -292,7 +384,7 @@ class RefereeService:
                     self._done[key] = answer
                     while len(self._done) > KEEP:
                         self._done.popitem(last=False)
-                self._cond.notify_all()
+                self._notify()
 
     def _watch(self) -> None:
         """Stop a lane's work on a position nobody asks about any more.
