@@ -55,6 +55,11 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None and exc.errno is not None:  # a failed write (full disk) names no file: name it
+            raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -73,6 +78,22 @@ def atomic_save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
     with atomic_writer(path) as fh:
         np.savez(fh, **arrays)
     return Path(path)
+
+
+def atomic_torch_save(path: str | os.PathLike, obj: Any) -> Path:
+    """``torch.save`` of ``obj`` to ``path`` atomically, serialised in memory first.
+
+    Why in memory: torch's zip writer turns a write that fails midway (a full disk) into a ``RuntimeError``
+    ("unexpected pos ...") instead of the ``OSError`` every caller reports as one line naming the path; writing
+    the finished bytes ourselves keeps the ``OSError``.  Weights and optimizer states are small beside memory.
+    """
+    import io
+
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return atomic_write_bytes(path, buffer.getvalue())
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

@@ -21,6 +21,7 @@ from boardrl.agents.puct import (MixedEvaluator, NetworkEvaluator, RolloutEvalua
                                  TacticalEvaluator, most_visited, search)
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
+from boardrl.integrity import seal_directory
 from boardrl.games.base import random_legal_actions
 from boardrl.learn import load_agent
 from boardrl.learn.nn import MLPConfig, build_network
@@ -169,6 +170,7 @@ def test_save_load_keeps_the_playout_share_and_old_models_read_as_the_network_al
     agent.save(tmp_path / "old")
     path = tmp_path / "old" / "agent.json"
     path.write_text(json.dumps({k: v for k, v in json.loads(path.read_text()).items() if k != "value"}))
+    seal_directory(tmp_path / "old")
     assert load_agent(TTT, "az", tmp_path / "old").rollout_weight == 0.0
 
 
@@ -182,6 +184,7 @@ def test_bad_value_settings_in_agent_json_are_a_model_error(tmp_path, value, fra
     make().save(tmp_path / "m")
     path = tmp_path / "m" / "agent.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "value": value}))
+    seal_directory(tmp_path / "m")  # as if saved that way: the hashes pass, the settings are checked
     with pytest.raises(ModelError, match="bad value settings in agent.json") as err:
         load_agent(TTT, None, tmp_path / "m")
     assert fragment in str(err.value) and "\n" not in str(err.value)
@@ -238,6 +241,7 @@ def test_bad_search_settings_in_agent_json_are_a_model_error(tmp_path, search_in
     path = tmp_path / "m" / "agent.json"
     info = json.loads(path.read_text())
     path.write_text(json.dumps({**info, "search": search_info}))
+    seal_directory(tmp_path / "m")
     with pytest.raises(ModelError, match="bad search settings in agent.json") as err:
         load_agent(TTT, None, tmp_path / "m")
     assert fragment in str(err.value) and "\n" not in str(err.value)

@@ -15,6 +15,7 @@ from boardrl.agents.network import NetworkAgent, encode_states
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
+from boardrl.integrity import seal_directory
 from boardrl.games.base import random_legal_actions
 from boardrl.learn import load_agent
 from boardrl.learn.nn import ConvConfig, MLPConfig, ResidualConfig, build_network
@@ -135,22 +136,35 @@ def test_corrupt_or_mismatched_weights_are_refused(tmp_path):
     weights = tmp_path / "network.pt"
     good = weights.read_bytes()
     weights.write_bytes(good[: len(good) // 2])
+    with pytest.raises(ModelError, match="network.pt: shorter than written") as exc:
+        load_agent(game, "net", tmp_path)  # the content hashes refuse it before torch reads it
+    assert "\n" not in str(exc.value)
+    # Sealed again, as if saved that way: the loader's own checks, behind the hashes, still hold.
+    seal_directory(tmp_path)
+    with pytest.raises(ModelError, match="network needs 5,916 bytes of weights but network.pt holds only 4,046"):
+        load_agent(game, "net", tmp_path)  # sized before anything is allocated
+    weights.write_bytes(np.random.default_rng(0).bytes(len(good)))
+    seal_directory(tmp_path)
     with pytest.raises(ModelError, match="cannot read network weights") as exc:
         load_agent(game, "net", tmp_path)
     assert "\n" not in str(exc.value)
     torch.save(build_network(MLPConfig(hidden=[8]), game.encoding_shape, game.num_actions).state_dict(), weights)
-    with pytest.raises(ModelError, match="does not fit the network config") as exc:
+    seal_directory(tmp_path)
+    with pytest.raises(ModelError, match="does not fit the network config|holds only") as exc:
         load_agent(game, "net", tmp_path)
     assert "\n" not in str(exc.value)
     torch.save(build_network(ConvConfig(), game.encoding_shape, game.num_actions).state_dict(), weights)
+    seal_directory(tmp_path)
     with pytest.raises(ModelError, match="parameter names differ"):
         load_agent(game, "net", tmp_path)
     weights.write_bytes(good)
     info = json.loads((tmp_path / "agent.json").read_text())
     (tmp_path / "agent.json").write_text(json.dumps({**info, "network": {"body": "mlp", "width": 3}}))
+    seal_directory(tmp_path)
     with pytest.raises(ModelError, match="width"):
         load_agent(game, "net", tmp_path)
     (tmp_path / "agent.json").write_text(json.dumps({**info, "encoding_shape": [3, 6, 7]}))
+    seal_directory(tmp_path)
     with pytest.raises(ModelError, match="encoding_shape"):
         load_agent(game, "net", tmp_path)
 

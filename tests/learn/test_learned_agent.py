@@ -17,6 +17,7 @@ from boardrl.agents.learned import (
     _INIT_SALT,
 )
 from boardrl.games import make_game
+from boardrl.integrity import seal_directory
 from boardrl.learn import load_agent, make_learner
 
 TTT = make_game("tictactoe")
@@ -110,10 +111,14 @@ def test_load_errors_name_the_problem(trained, tmp_path):
         load_agent(TTT, "dqn", tmp_path / "m")
     info = json.loads((tmp_path / "m" / "agent.json").read_text())
     (tmp_path / "m" / "agent.json").write_text(json.dumps({**info, "kind": "brain"}))
+    with pytest.raises(ModelError, match="agent.json: longer than written|agent.json: shorter than written"):
+        load_agent(TTT, "tabular_q", tmp_path / "m")  # edited after saving: the hashes refuse it
+    seal_directory(tmp_path / "m")  # as if saved that way: the loader's own checks come next
     with pytest.raises(ModelError, match="unknown agent kind 'brain'; known kinds: q_table"):
         load_agent(TTT, "tabular_q", tmp_path / "m")
     (tmp_path / "m" / "agent.json").write_text(json.dumps(info))
     (tmp_path / "m" / "q_table.npz").write_bytes(b"garbage")
+    seal_directory(tmp_path / "m")
     with pytest.raises(ModelError, match="cannot read Q table"):
         load_agent(TTT, "tabular_q", tmp_path / "m")
 

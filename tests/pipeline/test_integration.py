@@ -189,7 +189,7 @@ def test_a_trained_model_is_a_ladder_opponent(repo):
     block = res["seeds"]["3"]["opponents"]["model:tictactoe_tabular_q"]
     assert block["combined"]["games"] == repo["params"]["evaluate"]["games"]
     models = json.loads((path / "build/models/tictactoe_tabular_q_fast.json").read_text())
-    assert set(models["model:tictactoe_tabular_q"]) == {"agent.json", "q_table.npz"}
+    assert set(models["model:tictactoe_tabular_q"]) == {"agent.json", "q_table.npz", "sha256.json"}
 
 
 def test_dvc_metrics_and_plots(repo):

@@ -32,8 +32,8 @@ import numpy as np
 from numba import njit
 
 from boardrl.agents.base import Agent
-from boardrl.agents.learned import AGENT_FILE, ModelError, model_info, read_arrays
-from boardrl.atomic_io import atomic_write_json, atomic_writer
+from boardrl.agents.learned import ModelError, model_info, read_arrays, write_agent_info
+from boardrl.atomic_io import atomic_writer
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes, Geometry
@@ -242,7 +242,7 @@ class DotsTableAgent(Agent):
             arrays["source"] = self.init.source
         with atomic_writer(model_dir / TABLE_FILE) as fh:
             np.savez_compressed(fh, **arrays)
-        atomic_write_json(model_dir / AGENT_FILE, model_info(
+        write_agent_info(model_dir, model_info(
             self, entries=self.entries, symmetry=self.symmetry, transfer_source_game=self.init.source_game))
 
     @classmethod

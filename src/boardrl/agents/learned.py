@@ -12,6 +12,13 @@ and a resumed training run fills new entries with exactly the values an uninterr
 
 ``GreedyQAgent`` plays argmax over the legal actions' values, ties to the first (seed 000's GreedyQ).
 ``load_agent`` restores any saved learned agent from its model directory (``agent.json`` names its kind).
+
+Integrity: every agent's ``save`` ends with ``write_agent_info``, which writes ``agent.json`` and then seals the
+directory (``boardrl.integrity``: ``sha256.json`` records the size and sha256 of every file).  ``load_agent`` --
+the only way a model is read: the ``model:`` specs, the evaluate stage, the web app and MLflow's pyfunc all go
+through it -- checks those records before it parses a byte, then checks ``agent.json`` is an object.  A model
+saved before hashes existed, or damaged since, is refused with one line naming the file; the kinds' own ``load``
+methods (``LOADERS``) assume a verified directory.
 """
 
 from __future__ import annotations
@@ -27,10 +34,14 @@ from boardrl.agents.base import Agent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.atomic_io import atomic_save_npz, atomic_write_json
+from boardrl.integrity import IntegrityError, seal_directory, verify_directory
 
 MODEL_FORMAT = 1
 AGENT_FILE = "agent.json"
 TABLE_FILE = "q_table.npz"
+#: agent.json holds settings and a little metadata (a few kB); a larger one is not parsed.
+MAX_AGENT_FILE_BYTES = 1 << 20
+RETRAIN = "rerun training (`make repro` for the pipeline's models)"
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -51,14 +62,50 @@ def model_info(agent: Agent, **fields: Any) -> dict[str, Any]:
             **fields, "meta": getattr(agent, "meta", {})}
 
 
+def write_agent_info(model_dir: Path, info: dict[str, Any]) -> None:
+    """Write ``agent.json``, then seal the directory with content hashes: the last step of every agent's save.
+
+    agent.json comes after the data files (a complete json means a complete model) and the hash manifest after
+    everything (a model without one is never loaded).
+    """
+    atomic_write_json(Path(model_dir) / AGENT_FILE, info)
+    seal_directory(Path(model_dir))
+
+
+def read_model_info(model_dir: Path) -> dict[str, Any]:
+    """``agent.json`` of a model directory whose every file matches its recorded hash; ``ModelError`` otherwise.
+
+    The hashes are checked before anything is parsed, so a damaged file is named as damaged rather than
+    failing (or worse, succeeding) somewhere in a loader.
+    """
+    model_dir = Path(model_dir)
+    info_path = model_dir / AGENT_FILE
+    if not info_path.is_file():
+        raise ModelError(f"no saved agent in {model_dir}: {AGENT_FILE} is missing (train it first)")
+    try:
+        verify_directory(model_dir)
+    except IntegrityError as exc:
+        raise ModelError(f"{exc}; refusing to load the model: {RETRAIN}") from None
+    if info_path.stat().st_size > MAX_AGENT_FILE_BYTES:  # verified above, so readable
+        raise ModelError(f"{info_path}: larger than {MAX_AGENT_FILE_BYTES} bytes, not a saved agent's settings")
+    try:
+        info = json.loads(info_path.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ModelError(f"cannot read {info_path}: {exc}") from None
+    if not isinstance(info, dict):
+        raise ModelError(f"{info_path}: holds a JSON {type(info).__name__}, not an object of agent settings")
+    return info
+
+
 def read_arrays(path: Path, names: tuple[str, ...], what: str, optional: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """Arrays ``names`` (and ``optional`` ones when present) of an ``.npz`` model file; one-line ``ModelError``."""
     try:
         with np.load(path, allow_pickle=False) as data:
             out = {name: data[name] for name in names}
             out.update({name: data[name] for name in optional if name in data})
-    except (OSError, KeyError, ValueError) as exc:
-        raise ModelError(f"cannot read {what} {path}: {exc}") from None
+    except Exception as exc:  # a damaged zip raises many types: BadZipFile, EOFError, zlib.error, KeyError, ...
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ModelError(f"cannot read {what} {path}: {first}") from None
     return out
 
 
@@ -305,7 +352,7 @@ class GreedyQAgent(Agent):
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         self.table.save_npz(model_dir / TABLE_FILE)
-        atomic_write_json(model_dir / AGENT_FILE, model_info(
+        write_agent_info(model_dir, model_info(
             self, states=len(self.table), init_seed=int(self.table.init_seed), init_std=self.table.init_std))
 
     @classmethod
@@ -343,12 +390,7 @@ def load_agent(game: Game, agent_name: str | None, model_dir: Path) -> Agent:
     """
     model_dir = Path(model_dir)
     info_path = model_dir / AGENT_FILE
-    if not info_path.is_file():
-        raise ModelError(f"no saved agent in {model_dir}: {AGENT_FILE} is missing (train it first)")
-    try:
-        info = json.loads(info_path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ModelError(f"cannot read {info_path}: {exc}") from None
+    info = read_model_info(model_dir)
     if info.get("game") != game.game_id:
         raise ModelError(f"{model_dir} holds an agent for {info.get('game')!r}, not for {game.game_id!r}")
     if agent_name is not None and info.get("agent") != agent_name:
@@ -356,7 +398,14 @@ def load_agent(game: Game, agent_name: str | None, model_dir: Path) -> Agent:
     if info.get("state_fields") != list(game.state_type._fields):
         raise ModelError(f"{model_dir} was saved for state fields {info.get('state_fields')}, "
                          f"but {game.game_id} states are {list(game.state_type._fields)}")
-    loader = LOADERS.get(info.get("kind", ""))
+    kind = info.get("kind")
+    loader = LOADERS.get(kind) if isinstance(kind, str) else None
     if loader is None:
-        raise ModelError(f"{info_path}: unknown agent kind {info.get('kind')!r}; known kinds: {', '.join(LOADERS)}")
-    return loader(game, info, model_dir)
+        raise ModelError(f"{info_path}: unknown agent kind {kind!r}; known kinds: {', '.join(LOADERS)}")
+    try:
+        return loader(game, info, model_dir)
+    except BoardRLError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:  # a field missing or mistyped
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise ModelError(f"{info_path}: bad settings for a {kind} agent: {type(exc).__name__} {first}") from None

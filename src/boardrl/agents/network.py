@@ -7,7 +7,10 @@ comes from the numpy ``rng`` the caller passes, so matches stay reproducible fro
 runs in eval mode without gradients.
 
 Saved as ``network.pt`` (the state dict, loaded back with ``weights_only=True`` so a model file cannot run
-code) plus ``agent.json`` written last, which holds everything needed to rebuild the network.
+code) plus ``agent.json`` written last, which holds everything needed to rebuild the network, and the content
+hashes (``write_agent_info``).  ``build_checked`` sizes the network agent.json describes on torch's "meta" device
+(shapes only, no memory) before building it: a network larger than ``MAX_PARAMETERS`` or than ``network.pt``
+can hold is refused instead of allocating gigabytes for weights that are not there.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from boardrl.agents.base import Agent
-from boardrl.agents.learned import AGENT_FILE, MODEL_FORMAT, ModelError, greedy_rows
-from boardrl.atomic_io import atomic_write_json, atomic_writer
+from boardrl.agents.learned import AGENT_FILE, MODEL_FORMAT, ModelError, greedy_rows, write_agent_info
+from boardrl.atomic_io import atomic_torch_save
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
 from boardrl.learn.nn import AnyNetwork, build_network, parse_network_config
 
 WEIGHTS_FILE = "network.pt"
+#: The largest network a model may describe: 50 million parameters (200 MB of float32); the project's networks
+#: have at most a few hundred thousand.
+MAX_PARAMETERS = 50_000_000
 AnyNetworkConfig = AnyNetwork
 
 
@@ -214,10 +220,9 @@ class NetworkAgent(Agent):
         model_dir = Path(model_dir)
         model_dir.mkdir(parents=True, exist_ok=True)
         weights = {k: v.detach().cpu() for k, v in self.network.state_dict().items()}
-        with atomic_writer(model_dir / WEIGHTS_FILE) as fh:
-            torch.save(weights, fh)
+        atomic_torch_save(model_dir / WEIGHTS_FILE, weights)
         g = self.game
-        atomic_write_json(model_dir / AGENT_FILE, {
+        write_agent_info(model_dir, {
             "format": MODEL_FORMAT,
             "kind": self.kind,
             "agent": self.name,
@@ -248,7 +253,7 @@ class NetworkAgent(Agent):
             settings = PolicySettings(**(info.get("policy") or {}))
         except (BoardRLError, ValidationError, TypeError) as exc:
             raise ModelError(f"{model_dir / AGENT_FILE}: {str(exc).splitlines()[0]}") from None
-        network = build_network(config, game.encoding_shape, game.num_actions)
+        network = build_checked(config, game.encoding_shape, game.num_actions, model_dir / WEIGHTS_FILE)
         load_weights(network, model_dir / WEIGHTS_FILE)
         return cls(game, network, config, settings.policy, settings.temperature, settings.epsilon,
                    name=info["agent"], meta=info.get("meta"), device=device if device is not None else "cpu")
@@ -268,6 +273,31 @@ def _check_info(game: Game, info: dict, model_dir: Path) -> None:
     if saved != now:
         raise ModelError(f"{model_dir} was saved for (num_actions, encoding_shape) {saved}, "
                          f"but {game.game_id} has {now}")
+
+
+def build_checked(config: Any, encoding_shape: tuple[int, int, int], num_actions: int,
+                  weights: Path) -> torch.nn.Module:
+    """``build_network`` for a saved model, after sizing it on the meta device (see the module docstring)."""
+    info = weights.parent / AGENT_FILE
+    try:
+        with torch.device("meta"):
+            shape = build_network(config, encoding_shape, num_actions)
+        tensors = [*shape.parameters(), *shape.buffers()]
+        count = sum(t.numel() for t in tensors)
+        nbytes = sum(t.numel() * t.element_size() for t in tensors)
+    except (RuntimeError, ValueError, OverflowError, MemoryError) as exc:
+        raise ModelError(f"{info}: its network cannot be built: {str(exc).strip().splitlines()[0]}") from None
+    if count > MAX_PARAMETERS:
+        raise ModelError(f"{info}: its network has {count:,} parameters; a model may have at most "
+                         f"{MAX_PARAMETERS:,}")
+    try:
+        size = weights.stat().st_size
+    except OSError as exc:
+        raise ModelError(f"cannot read network weights {weights}: {exc.strerror or exc}") from None
+    if nbytes > size:
+        raise ModelError(f"{info}: its network needs {nbytes:,} bytes of weights but {weights.name} holds only "
+                         f"{size:,} bytes")
+    return build_network(config, encoding_shape, num_actions)
 
 
 def load_weights(network: torch.nn.Module, path: Path) -> None:

@@ -20,10 +20,10 @@ import numpy as np
 import torch
 
 from boardrl.agents.learned import AGENT_FILE, ModelError
-from boardrl.agents.network import NetworkAgent, encode_states, load_weights
+from boardrl.agents.network import NetworkAgent, build_checked, encode_states, load_weights
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
-from boardrl.learn.nn import build_network, parse_network_config
+from boardrl.learn.nn import parse_network_config
 
 ValueFn = Callable[[np.ndarray], np.ndarray]
 
@@ -104,7 +104,7 @@ class AfterstateAgent(NetworkAgent):
             policy = dict(info.get("policy") or {})
         except BoardRLError as exc:
             raise ModelError(f"{model_dir / AGENT_FILE}: {exc}") from None
-        network = build_network(config, game.encoding_shape, 1)
+        network = build_checked(config, game.encoding_shape, 1, model_dir / "network.pt")
         load_weights(network, model_dir / "network.pt")
         return cls(game, network, config, policy.get("policy", "greedy"), policy.get("temperature", 1.0),
                    policy.get("epsilon", 0.0), name=info["agent"], meta=info.get("meta"),

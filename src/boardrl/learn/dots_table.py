@@ -352,15 +352,13 @@ def resolve_model_dir(spec: str) -> Path:
 
 def load_transfer_source(spec: str, game: DotsAndBoxes, reward: str) -> InitialValues:
     """Initial values from a smaller board's dots_table model; one-line ``LearnError`` naming what is wrong."""
-    import json
-
-    from boardrl.agents.learned import load_agent
+    from boardrl.agents.learned import load_agent, read_model_info
     from boardrl.games import make_game
 
     where = f"dots_table transfer_from {spec!r}"
     try:
         path = resolve_model_dir(spec)
-        info = json.loads((path / "agent.json").read_text())
+        info = read_model_info(path)  # the content hashes checked before agent.json is parsed
         if info.get("kind") != KIND:
             raise BoardRLError(f"{path} holds a {info.get('kind')!r} model, not a dots_table model")
         small = dots_geometry(info.get("game"))

@@ -46,9 +46,8 @@ from pydantic import Field, model_validator
 
 from boardrl.agents.base import Agent
 from boardrl.agents.conniption import EVALUATIONS, RANDOM_EVAL, evaluate, priority_tie_break, root_values
-from boardrl.agents.learned import (AGENT_FILE, TABLE_FILE, ModelError, QTable, model_info, read_arrays,
-                                    table_find_or_insert)
-from boardrl.atomic_io import atomic_write_json
+from boardrl.agents.learned import (TABLE_FILE, ModelError, QTable, model_info, read_arrays, table_find_or_insert,
+                                    write_agent_info)
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.games.conniption import NONE, Conniption, ConniptionState, apply
@@ -175,7 +174,7 @@ class Seed004QAgent(Agent):
         model_dir.mkdir(parents=True, exist_ok=True)
         for table, file in zip(self.tables, (TABLE_FILE, SECOND_TABLE_FILE)):
             table.save_npz(model_dir / file)
-        atomic_write_json(model_dir / AGENT_FILE, model_info(self, states=sum(len(t) for t in self.tables),
+        write_agent_info(model_dir, model_info(self, states=sum(len(t) for t in self.tables),
                                                              tables=len(self.tables), tie_break=self.tie_break))
 
     @classmethod
