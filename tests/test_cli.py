@@ -103,13 +103,63 @@ def test_play_a_whole_game_reasking_on_bad_input():
     moves = "x\n5\n1\n2\n3\n4\n6\n7\n8\n9\n" * 2  # 'x' and taken cells are refused and asked again
     res = runner.invoke(app, ["play", "tictactoe", "random", "--seed", "3"], input=moves)
     assert res.exit_code == 0, res.output
-    assert "you are player 0" in res.stdout and "random" in res.stdout
+    assert "you play X (first); random plays O (second)" in res.stdout
     assert res.stdout.strip().splitlines()[-1] in ("draw", "you win", "random wins")
 
 
-def test_play_second_and_input_ending_is_one_line():
-    res = runner.invoke(app, ["play", "tictactoe", "random", "--second"], input="5\n")
-    assert_one_line_error(res, "input ended")
+def test_play_second_names_your_side_and_ends_cleanly_at_end_of_input():
+    res = runner.invoke(app, ["play", "connect4", "random", "--second"], input="4\n")  # then Ctrl-D
+    assert res.exit_code == 0 and res.stderr == "", res.output
+    assert "you play O (second); random plays X (first)" in res.stdout
+    assert "O to move" in res.stdout and "X to move" not in res.stdout
+    assert res.stdout.rstrip("\n").splitlines()[-1] == "input ended; the game is left unfinished"
+    assert "error" not in res.output
+
+
+def test_play_quit_and_help():
+    res = runner.invoke(app, ["play", "tictactoe", "random"], input="help\nq\n5\n")
+    assert res.exit_code == 0 and res.stderr == "", res.output
+    assert "moves: one of cells 1-9" in res.stdout and "undo (u)" in res.stdout
+    assert res.stdout.splitlines()[-1].endswith("you quit; the game is left unfinished")
+    assert "random plays" not in res.stdout.split("\n", 1)[1]  # nothing was played
+
+
+def boards(game_id: str, stdout: str) -> list[str]:
+    """The boards the play command printed, in order (each ends with the prompt line after it)."""
+    from boardrl.games import make_game
+
+    rows = make_game(game_id).render(make_game(game_id).initial_state()).count("\n") + 1
+    lines = stdout.splitlines()
+    return ["\n".join(lines[i - rows:i]) for i, ln in enumerate(lines) if " to move; legal moves" in ln]
+
+
+def test_play_undo_takes_back_your_move_and_the_reply():
+    from boardrl.games import make_game
+
+    game = make_game("tictactoe")
+    # As second: random opens, you answer, random replies; undo goes back to random's opening, not further.
+    res = runner.invoke(app, ["play", "tictactoe", "random", "--second", "--seed", "1"],
+                        input="undo\n1\nundo\nquit\n")
+    assert res.exit_code == 0, res.output
+    assert "nothing to undo: you have not moved yet" in res.stdout and "took back 2 moves" in res.stdout
+    shown = boards("tictactoe", res.stdout)
+    opening = res.stdout.split("random plays ", 2)[2][0]  # random's first move (seed 1: not cell 1)
+    assert opening != "1"
+    after_opening = game.render(game.replay(opening))
+    assert shown[0] == shown[1] == after_opening  # asked again after the refused undo
+    assert shown[-1] == after_opening and shown[-2] != after_opening  # after the undo: back to the opening
+
+
+def test_bare_command_prints_the_help_and_version():
+    res = runner.invoke(app, [])
+    assert res.exit_code == 0, res.output
+    assert "Usage" in res.stdout and "solve" in res.stdout and "play" in res.stdout and "error" not in res.output
+    res = runner.invoke(app, ["--version"])
+    from boardrl import __version__
+
+    assert res.exit_code == 0 and res.stdout == f"boardrl {__version__}\n"
+    res = runner.invoke(app, ["book"])
+    assert res.exit_code == 0 and "build" in res.stdout and "verify" in res.stdout
 
 
 # ---------------------------------------------------------------------------------------------- errors
@@ -127,7 +177,7 @@ def test_play_second_and_input_ending_is_one_line():
         (["match", "tictactoe", "random", "random", "--starts", "/nonexistent/starts.txt"], ["starts"]),
         (["count", "tictactoe", "--bogus"], ["--bogus"]),
         (["solve"], ["Missing argument"]),
-        ([], ["Missing command"]),
+        (["nosuchcommand"], ["No such command"]),
     ],
 )
 def test_bad_input_is_one_line_on_stderr_with_status_2(args, fragments):

@@ -3,7 +3,8 @@
 The JSON printed with ``--json`` is a stable interface (other tools and the pipeline read it).  Bad input
 (an unknown game or agent, a malformed or illegal move string, a negative number) prints one line
 ``error: ...`` on stderr and exits with status 2, never a traceback: the custom group below runs the
-command in click's non-standalone mode and turns library and usage errors into that line.
+command in click's non-standalone mode and turns library and usage errors into that line.  A bare ``boardrl``
+(or ``boardrl book``) prints its help instead, and ``boardrl --version`` the version.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated, Any, Sequence
 
 import numpy as np
 import typer
+from typer._click.exceptions import NoArgsIsHelpError
 from typer.core import TyperGroup
 
 from boardrl.games import make_game
@@ -41,6 +43,9 @@ class _OneLineErrors(TyperGroup):
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
                               **extra)
+        except NoArgsIsHelpError as exc:  # no command given: the help a person needs, not an error
+            typer.echo(exc.format_message())
+            rv = 0
         except BoardRLError as exc:
             _fail(str(exc))
         except typer.TyperException as exc:  # click usage errors: unknown option, missing argument, bad int
@@ -61,7 +66,24 @@ app = typer.Typer(
     help="boardrl: board games, exact referees, agents and matches.",
     add_completion=False,
     pretty_exceptions_enable=False,
+    no_args_is_help=True,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from boardrl import __version__
+
+        typer.echo(f"boardrl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """boardrl: board games, exact referees, agents and matches."""
 
 GameArg = Annotated[str, typer.Argument(help="tictactoe, connect4, dots_and_boxes_RxC or conniption", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
@@ -246,26 +268,63 @@ def play(
     first: Annotated[bool, typer.Option("--first/--second", help="Move first (default) or second.")] = True,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the agent's randomness.")] = 0,
 ) -> None:
-    """Play AGENT yourself in the terminal."""
+    """Play AGENT yourself in the terminal (type help, undo or quit at the prompt; Ctrl-D ends too)."""
+    from boardrl.agents.human import HumanAgent, InputEnded, Quit, seat_text
+
     game = make_game(game_id)
-    human, bot = _agent(game, "human"), _agent(game, agent)
+    human, bot = HumanAgent(game, undo=True), _agent(game, agent)
     you = 0 if first else 1
-    rng = np.random.default_rng(seed)
-    state = game.initial_state()
-    seat = "first" if you == 0 else "second"
-    typer.echo(f"{game.game_id}: you are player {you} (moving {seat}), {bot.name} is player {1 - you}")
-    while not game.is_over(state):
-        if game.to_move(state) == you:
-            move = human.act(state, rng)  # shows the board and re-asks until the move is legal
-        else:
-            move = bot.act(state, rng)
-            typer.echo(f"{bot.name} plays {game.format_move(move)}")
-        state = game.play(state, move)
+    typer.echo(f"{game.game_id}: you play {seat_text(game, you)}; {bot.name} plays {seat_text(game, 1 - you)}. "
+               "Type help for the moves and commands.")
+    try:
+        state = _play_turns(game, human, bot, you, np.random.default_rng(seed))
+    except Quit:
+        typer.echo("you quit; the game is left unfinished")
+        return
+    except InputEnded:  # Ctrl-D: the prompt is still on its line
+        typer.echo("\ninput ended; the game is left unfinished")
+        return
     typer.echo(game.render(state))
     winner = game.winner(state)
     margin = game.score_margin(state)
     score = "" if margin is None else f" (score margin {margin if you == 0 else -margin:+d} for you)"
     typer.echo(("draw" if winner is None else "you win" if winner == you else f"{bot.name} wins") + score)
+
+
+def _play_turns(game: Game, human: Any, bot: Any, you: int, rng: np.random.Generator) -> Any:
+    """The game to its end; ``undo`` at the prompt goes back to your last move that was not forced."""
+    from boardrl.agents.human import Undo
+
+    history = [game.initial_state()]  # every position so far
+    while not game.is_over(history[-1]):
+        state = history[-1]
+        if game.to_move(state) != you:
+            move = bot.act(state, rng)
+            typer.echo(f"{bot.name} plays {game.format_move(move)}")
+        else:
+            try:
+                move = human.act(state, rng)  # shows the board and re-asks until the move is legal
+            except Undo:
+                back = _undo_point(game, history, you)
+                if back is None:
+                    typer.echo("nothing to undo: you have not moved yet")
+                else:
+                    n = len(history) - 1 - back
+                    typer.echo(f"took back {n} move{'s' * (n != 1)}")
+                    del history[back + 1:]
+                continue
+        history.append(game.play(state, move))
+    return history[-1]
+
+
+def _undo_point(game: Game, history: list[Any], you: int) -> int | None:
+    """Index of the position before your last chosen move (one with a choice: a forced move would only be
+    played again), or None when there is none."""
+    for i in range(len(history) - 2, -1, -1):
+        s = history[i]
+        if game.to_move(s) == you and len(game.legal_actions(s)) > 1:
+            return i
+    return None
 
 
 # ---------------------------------------------------------------------------------------------- serve
