@@ -1,4 +1,5 @@
-"""Speed benchmarks: game engines, the Connect 4 solver, the Dots-and-Boxes referee build, the match runner.
+"""Speed benchmarks: game engines, the Connect 4 solver, the Dots-and-Boxes referee build, the match runner, the
+browser app's referee latency.
 
 ``make bench`` runs everything; ``--only PREFIX`` (repeatable) runs the benchmarks whose keys start with a
 prefix, e.g. ``--only connect4.`` or ``--only match``.  Results are merged into ``benchmarks/results.json``
@@ -62,6 +63,11 @@ TARGETS: dict[str, tuple[str, float]] = {
 #: rollout agent's ``mcts.<game>_simulations_per_s``.
 ALPHAZERO_KEYS = ("alphazero.connect4_network_evals_per_s", "alphazero.connect4_simulations_per_s",
                   "alphazero.connect4_share_tree", "alphazero.connect4_share_network", "alphazero.connect4_share_engine")
+#: The browser app's referee latency (issue 38 asks to publish the distribution, not a threshold): see
+#: ``benchmarks/web_referee.py``.
+WEB_REFEREE_KEYS = ("web_referee.connect4_8_12_median_s", "web_referee.connect4_8_12_p95_s",
+                    "web_referee.connect4_8_12_max_s", "web_referee.connect4_8_12_positions",
+                    "web_referee.connect4_cached_median_ms")
 
 
 # ---------------------------------------------------------------------------------------------- engines
@@ -368,6 +374,19 @@ def bench_alphazero(repeats: int) -> dict[str, float]:
             "alphazero.connect4_share_engine": best["engine_s"]}
 
 
+# ---------------------------------------------------------------------------------------------- web referee
+def bench_web_referee(repeats: int) -> dict[str, float]:
+    """Referee latency of ``boardrl serve`` on 40 Connect 4 positions of 8-12 stones (median, 95th percentile,
+    maximum) and of a disk-cache answer.  One pass: each position is a measurement, and the distribution is the
+    figure (repeats would time the answers the referee process already keeps)."""
+    spec = importlib.util.spec_from_file_location("web_referee", HERE / "web_referee.py")
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError("benchmarks/web_referee.py is missing")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.measure(per_ply=8, seed=0)
+
+
 # ---------------------------------------------------------------------------------------------- driver
 @dataclass(frozen=True)
 class Bench:
@@ -391,6 +410,7 @@ def all_benches() -> list[Bench]:
     for g in MCTS_GAMES:
         benches.append(Bench((f"mcts.{g}_simulations_per_s",), lambda r, g=g: bench_mcts(g, r)))
     benches.append(Bench(ALPHAZERO_KEYS, bench_alphazero))
+    benches.append(Bench(WEB_REFEREE_KEYS, bench_web_referee))
     return benches
 
 

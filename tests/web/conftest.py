@@ -1,19 +1,24 @@
 """A real ``boardrl serve`` for the web tests: its own process, on a free 127.0.0.1 port, with default options
 (``server``) or others (``running_server``).
 
-Started as the user starts it (the CLI, no ``--host``), so the tests also see what it binds by default.
+Started as the user starts it (the CLI, no ``--host``), so the tests also see what it binds by default.  Each
+server keeps its solved positions in a fresh directory (``$BOARDRL_REFEREE_CACHE``), or in ``cache_dir`` when a
+test restarts a server over the same cache: tests never read or fill the project's ``build/referee-cache``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import tempfile
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -45,18 +50,22 @@ class Server:
 
 
 @contextmanager
-def running_server(*options: str) -> Iterator[Server]:
-    """``boardrl serve --port <free> OPTIONS`` in the repository, until the block ends."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "boardrl.cli", "serve", "--port", str(port), *options],
-                            cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_answer(proc, lambda: urllib.request.urlopen(base + "/api/games", timeout=30).read(), "boardrl serve",
-                        timeout_s=60)
-        yield Server(base, port, proc)
-    finally:
-        stop_group(proc)
+def running_server(*options: str, cache_dir: Path | None = None) -> Iterator[Server]:
+    """``boardrl serve --port <free> OPTIONS`` in the repository, until the block ends; its referee cache in
+    ``cache_dir`` (default: a fresh temporary directory)."""
+    with tempfile.TemporaryDirectory(prefix="referee-cache-") as tmp:
+        env = dict(os.environ, BOARDRL_REFEREE_CACHE=str(cache_dir or tmp))
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "boardrl.cli", "serve", "--port", str(port), *options],
+                                cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True, env=env)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_for_answer(proc, lambda: urllib.request.urlopen(base + "/api/games", timeout=30).read(),
+                            "boardrl serve", timeout_s=60)
+            yield Server(base, port, proc)
+        finally:
+            stop_group(proc)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from boardrl.solvers.base import make_referee
-from boardrl.web.analysis import MoveValues, judge, move_values, review, value_text, values_json
+from boardrl.web.analysis import (MoveValues, judge, move_values, outcome_classes, review, summary_text, value_text,
+                                  values_json)
 from boardrl.web.positions import game_for, replay
 from helpers import reachable_states
 
@@ -103,3 +104,72 @@ def test_review_judges_each_played_move_with_the_values_before_it():
         assert (row["mark"] != "mistake") == (action in referee.solve(state).optimal_moves)
     pending = review(game, pos.actions, pos.states, lambda s: None)
     assert all(r["mark"] is None for r in pending)
+
+
+# ---------------------------------------------------------------------------------------------- outcome classes
+LOST = "44444352335"  # 11 stones, lost for the mover: scores -3 -2 -2 -14 -14 -2 -4 (issue 38: -2 against -4)
+MIXED = "4444435233"  # 10 stones: one winning move, three drawing, three losing ones (-2, -4, -4)
+
+
+def exact_classes(scores: list[int | None]) -> dict[int, tuple[str, bool]]:
+    """The expected classes from the solver's own scores, written out independently of ``outcome_classes``."""
+    legal = {c: s for c, s in enumerate(scores) if s is not None}
+    out = {}
+    for c, s in legal.items():
+        outcome = "win" if s > 0 else "draw" if s == 0 else "loss"
+        same = [t for t in legal.values() if (t > 0) == (s > 0) and (t < 0) == (s < 0)]
+        out[c] = (outcome, s == max(same) and min(same) != max(same))
+    return out
+
+
+@pytest.mark.parametrize("moves", [LOST, MIXED])
+def test_connect4_moves_are_classed_by_outcome_with_the_best_score_of_each_class(connect4, moves):
+    game, referee = connect4
+    state = game.replay(moves)
+    scores = referee.move_scores(state)
+    mv = move_values(referee, game, state)
+    assert outcome_classes(mv) == exact_classes(scores)
+    js = values_json(game, mv)
+    assert {game.parse_move(m["move"]): (m["outcome"], m["best_in_class"]) for m in js["values"]} == \
+        exact_classes(scores)
+    top = max(s for s in scores if s is not None)
+    assert js["best_moves"] == [str(c + 1) for c, s in enumerate(scores) if s == top]
+    assert "value-keeping" in js["optimal_meaning"] and "best score" in js["optimal_meaning"]
+
+
+def test_a_lost_connect4_position_says_every_move_loses_and_stars_the_slowest_loss(connect4):
+    game, referee = connect4
+    js = values_json(game, move_values(referee, game, game.replay(LOST)))
+    assert [m["outcome"] for m in js["values"]] == ["loss"] * 7
+    assert [m["move"] for m in js["values"] if m["best_in_class"]] == ["2", "3", "6"]  # -2; not -3, -4 or -14
+    assert js["summary"].startswith("Lost for the side to move (-2: loss")
+    assert "Every move loses; ★ slowest loss (-2): 2, 3, 6." in js["summary"]
+    assert js["summary"].endswith("Value-keeping (“optimal”) moves: all 7.")
+
+
+def test_mixed_connect4_position_summary(connect4):
+    game, referee = connect4
+    js = values_json(game, move_values(referee, game, game.replay(MIXED)))
+    assert js["summary"] == ("Won for the side to move (+2: win in 15 moves). Moves that win: 5. Moves that draw: "
+                             "3, 6, 7. Moves that lose: 1, 2, 4; ★ slowest loss (-2): 2. "
+                             "Value-keeping (“optimal”) moves: 5.")
+
+
+def test_tictactoe_classes_have_no_star_and_dots_stars_the_best_margin():
+    game = game_for("tictactoe")
+    referee = make_referee(game)
+    state = game.replay("52")  # X centre, O edge: X wins with 1, 3, 4, 6, 7, 9; draws with 8
+    mv = move_values(referee, game, state)
+    expected = {a: ("win" if -referee.solve(game.play(state, a)).value > 0 else "draw", False)
+                for a in game.legal_actions(state)}
+    assert outcome_classes(mv) == expected and {k for k, _ in expected.values()} == {"win", "draw"}
+    dots = MoveValues("margin", {0: 2, 1: 2, 2: 1, 3: 0, 4: -1, 5: -3}, plies=4)
+    assert outcome_classes(dots) == {0: ("win", True), 1: ("win", True), 2: ("win", False), 3: ("draw", False),
+                                     4: ("loss", True), 5: ("loss", False)}
+    assert "Best-margin (“optimal”) moves: 0, 1." in summary_text(game_for("dots_and_boxes_2x2"), dots)
+
+
+def test_one_point_is_singular():
+    game = game_for("connect4")
+    mv = MoveValues("score", {0: 1, 1: 0, 2: -1}, plies=12)
+    assert "1 point lost" in judge(game, mv, 1)["text"] and "2 points lost" in judge(game, mv, 2)["text"]

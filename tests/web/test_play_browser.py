@@ -139,3 +139,89 @@ def test_errors_show_in_the_page(server, page):
     page.click('#actions button[data-move="f"]')  # Conniption's flip is a button
     page.wait_for(f"{IDLE} && {MOVES} === 'n4n,f'", "the flip")
     assert page.errors() == []
+
+
+WHO = "[...document.querySelectorAll('#moves li .who')].map((w) => [w.textContent, w.dataset.credit])"
+PANEL_DONE = ("document.getElementById('referee-panel').dataset.status === 'done' && "
+              "document.getElementById('referee-panel').dataset.moves === %s")
+
+
+def test_a_lost_position_is_coloured_by_outcome_with_the_best_score_starred(server, page):
+    """Issue 38: in a lost Connect 4 position every move keeps the loss, but -2 is better than -4 and -14.  The
+    chips and the list are coloured by outcome (all "loss" here) and only the slowest losses carry the star; the
+    page says what "optimal" means; the column numbers stand under the board."""
+    moves = "44444352335"
+    game = game_for("connect4")
+    scores = make_referee(game).move_scores(game.replay(moves))
+    page.goto(url(server, game="connect4", opponent="perfect", seat="both", referee="1", moves=moves))
+    page.wait_for(PANEL_DONE % json.dumps(moves) + f" && {IDLE}", "the referee's values of the lost position")
+    chips = page.eval("[...document.querySelectorAll('#values-row .value-chip')].map((c) => "
+                      "[c.dataset.move, Number(c.dataset.value), c.dataset.outcome, c.dataset.star, c.className])")
+    assert {m: v for m, v, *_ in chips} == {str(c + 1): s for c, s in enumerate(scores)}
+    assert all(o == "loss" and "loss" in cls.split() for _, _, o, _, cls in chips)
+    slowest = max(scores)
+    assert [m for m, v, _, star, _ in chips if star == "1"] == [str(c + 1) for c, s in enumerate(scores)
+                                                              if s == slowest]
+    items = page.eval("[...document.querySelectorAll('#referee-values li')].map((li) => [li.dataset.outcome, "
+                      "li.dataset.star, li.textContent])")
+    assert all(o == "loss" for o, _, _ in items) and all(t.startswith("★") == (s == "1") for _, s, t in items)
+    assert "Every move loses; ★ slowest loss (-2): 2, 3, 6" in page.eval(
+        "document.getElementById('referee-summary').textContent")
+    assert "value-keeping" in page.eval("document.getElementById('referee-meaning').textContent")
+    numbers = page.eval("""(() => {
+        const cols = document.querySelector('.columns').getBoundingClientRect();
+        return [...document.querySelectorAll('.col-numbers .col-number')].map((n) => {
+            const r = n.getBoundingClientRect();
+            return [n.textContent, r.top >= cols.bottom - 1];
+        });
+    })()""")
+    assert numbers == [[str(c), True] for c in range(1, 8)]
+    assert page.errors() == []
+
+
+def test_loaded_moves_are_nobodys_and_moves_made_here_are_credited(server, page):
+    """A link's moves are not the opponent's (perfect did not play them); your move and perfect's reply made on
+    the page are; the permalink keeps the credit (``by``) and a reload shows the same names."""
+    page.goto(url(server, game="connect4", opponent="perfect", seat="first", referee="0", moves="4453"))
+    page.wait_for(f"{IDLE} && {MOVES} === '4453'", "the loaded position")
+    assert page.eval(WHO) == [["red", "nobody"], ["yellow", "nobody"], ["red", "nobody"], ["yellow", "nobody"]]
+    page.click('.column[data-move="4"]')
+    after = page.wait_for(f"{IDLE} && {MOVES}.length === 6 && {MOVES}", "perfect's reply")
+    who = page.eval(WHO)
+    assert who[:4] == [["red", "nobody"], ["yellow", "nobody"]] * 2
+    assert who[4:] == [["you", "you"], ["perfect", "opponent"]]
+    link = page.eval("document.getElementById('permalink').href")
+    assert f"moves={after}" in link and "by=----yo" in link
+    page.goto(link)
+    page.wait_for(f"{IDLE} && {MOVES} === '{after}'", "the reloaded position")
+    assert page.eval(WHO) == who
+    assert page.errors() == []
+
+
+def test_the_referee_plays_the_best_move_for_you(server, page):
+    # X (you) has 1 and 2 against O's 4 and 5: only cell 3 wins at once (the referee's unique best move).
+    page.goto(url(server, game="tictactoe", opponent="random", seat="first", referee="0", moves="1425"))
+    page.wait_for(f"{IDLE} && {MOVES} === '1425' && !document.getElementById('referee-move').disabled",
+                  "the position and the referee's button")
+    page.click("#referee-move")
+    page.wait_for(f"{IDLE} && {MOVES} === '14253'", "the referee's move")
+    assert page.eval(WHO)[-1] == ["referee", "referee"]
+    assert page.eval("document.getElementById('status').textContent") == "Game over: You win."
+    assert page.eval("document.getElementById('referee-move').disabled")
+    assert page.errors() == []
+
+
+def test_permalink_keeps_commas_and_computing_shows_the_time(server, page):
+    page.goto(url(server, game="dots_and_boxes_2x2", opponent="random", seat="both", referee="0", moves="0,1"))
+    page.wait_for(f"{IDLE} && {MOVES} === '0,1'", "the Dots and Boxes position")
+    text = page.eval("document.getElementById('permalink').textContent")
+    assert "moves=0,1" in text and "%2C" not in text
+    # A 9-stone Connect 4 position takes the referee seconds: the time counts up while it computes.
+    moves = "123456712"
+    page.goto(url(server, game="connect4", opponent="perfect", seat="both", referee="1", moves=moves))
+    shown = page.wait_for(r"(() => { const t = document.getElementById('referee-summary').textContent; "
+                          r"return /^computing… (0\.[2-9]|[1-9][0-9]*\.[0-9]) s$/.test(t) && t; })()",
+                          "the elapsed time while computing")
+    assert shown.startswith("computing… ")
+    page.wait_for(PANEL_DONE % json.dumps(moves), "the referee's values", timeout=120)
+    assert page.errors() == []

@@ -15,6 +15,11 @@ A move is *best* when its value equals the best value, *optimal* when it keeps t
 loss; a slower Connect 4 win is optimal but not best), otherwise a *mistake*, by ``best - value`` in the game's
 unit (Connect 4 score points, Dots and Boxes boxes of margin, tic-tac-toe outcome steps).  Dots and Boxes has
 no slower win: its value is the margin itself, so optimal = best, as for ``DotsAndBoxesReferee.solve``.
+
+What the page colours: each move's *outcome class* (win, draw or loss for the mover), not its mark, and a star
+on the best score within a class (``best_in_class``).  Why: in a lost Connect 4 position every move keeps the
+loss, so every move is "optimal", yet -2 (the slowest loss) and -4 are not equally good; colouring by mark
+painted them all green.  The page also says which meaning "optimal" has (``OPTIMAL_MEANING``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,21 @@ from boardrl.solvers.base import Referee
 
 KINDS = {"result": "outcome", "score": "Connect 4 score", "margin": "final margin"}
 OUTCOMES = {1: "win", 0: "draw", -1: "loss"}
+#: What "optimal" means for each kind of value, shown on the page under the referee's summary.
+OPTIMAL_MEANING = {
+    "result": "Colours: the outcome each move leads to for the side to move (green win, grey draw, red loss). "
+              "\u201cOptimal\u201d (as in the optimal-move rate) means value-keeping: the move keeps the "
+              "position's outcome.",
+    "score": "Colours: the outcome each move leads to for the side to move (green win, grey draw, red loss); "
+             "\u2605 marks the best score within an outcome (the fastest win, the slowest loss). "
+             "\u201cOptimal\u201d (as in the optimal-move rate) means value-keeping: the move keeps the "
+             "position's outcome, however slow the win; \u201cbest\u201d means the best score.",
+    "margin": "Colours: the outcome each move leads to for the side to move (green win, grey draw, red loss); "
+              "\u2605 marks the best final margin within an outcome. \u201cOptimal\u201d means the best final "
+              "margin: in Dots and Boxes the value is the margin itself, so optimal = best.",
+}
+#: The best score of an outcome class, in words (``summary_text``).
+CLASS_BEST = {"win": "fastest win", "draw": "draw", "loss": "slowest loss"}
 
 
 def _sign(v: int) -> int:
@@ -51,6 +71,27 @@ class MoveValues:
 
     def optimal_moves(self) -> list[int]:
         return sorted(a for a in self.values if self.optimal(a))
+
+
+def outcome_of(v: int) -> str:
+    """"win", "draw" or "loss": the outcome class of a value (for the player it belongs to)."""
+    return OUTCOMES[_sign(v)]
+
+
+def outcome_classes(mv: MoveValues) -> dict[int, tuple[str, bool]]:
+    """Each move's outcome class and whether it has the best value within that class.
+
+    ``best_in_class`` is True only where the class's values differ: a star on every draw (or on every move of a
+    tic-tac-toe class, where a class has one value) would say nothing.
+    """
+    by_class: dict[str, list[int]] = {}
+    for v in mv.values.values():
+        by_class.setdefault(outcome_of(v), []).append(v)
+    out = {}
+    for a, v in mv.values.items():
+        vals = by_class[outcome_of(v)]
+        out[a] = (outcome_of(v), v == max(vals) and len(set(vals)) > 1)
+    return out
 
 
 def move_values(referee: Referee, game: Game, state: Any) -> MoveValues:
@@ -89,19 +130,55 @@ def value_text(mv: MoveValues, v: int) -> str:
     return outcome
 
 
+def _labels(game: Game, actions: list[int]) -> str:
+    return ", ".join(game.format_move(a) for a in sorted(actions))
+
+
+def summary_text(game: Game, mv: MoveValues) -> str:
+    """The referee's verdict in a sentence or two: the value, then each outcome class with its starred moves.
+
+    E.g. "Lost for the side to move: -2: loss, the opponent wins in 9 moves. Every move loses; ★ the slowest
+    loss (-2): 2, 3, 6.  Value-keeping (“optimal”) moves: all 7."
+    """
+    classes = outcome_classes(mv)
+    head = {"win": "Won", "draw": "Drawn", "loss": "Lost"}[outcome_of(mv.best)]
+    parts = [f"{head} for the side to move ({value_text(mv, mv.best)})."]
+    present = [c for c in ("win", "draw", "loss") if any(k == c for k, _ in classes.values())]
+    for c in present:
+        members = [a for a, (k, _) in classes.items() if k == c]
+        verb = {"win": "win", "draw": "draw", "loss": "lose"}[c]
+        line = f"Every move {verb}s" if len(present) == 1 else f"{'Moves that ' + verb}: {_labels(game, members)}"
+        starred = [a for a in members if classes[a][1]]
+        if starred:
+            what = "best margin" if mv.kind == "margin" else CLASS_BEST[c]
+            line += f"; \u2605 {what} ({mv.values[starred[0]]:+d}): {_labels(game, starred)}"
+        parts.append(line + ".")
+    optimal = mv.optimal_moves()
+    word = "Best-margin (\u201coptimal\u201d)" if mv.kind == "margin" else "Value-keeping (\u201coptimal\u201d)"
+    shown = f"all {len(optimal)}" if len(optimal) == len(mv.values) and len(optimal) > 1 else _labels(game, optimal)
+    parts.append(f"{word} moves: {shown}.")
+    return " ".join(parts)
+
+
 def values_json(game: Game, mv: MoveValues) -> dict[str, Any]:
-    """The per-move values for the page: move label, value, words, and best / optimal / mistake."""
+    """The per-move values for the page: move label, value, words, best / optimal / mistake, outcome class and
+    whether the move has the best value of its class; the summary and what "optimal" means here."""
     moves = []
+    classes = outcome_classes(mv)
     for a in sorted(mv.values):
         v = mv.values[a]
         mark = "best" if v == mv.best else "optimal" if mv.optimal(a) else "mistake"
+        outcome, best_in_class = classes[a]
         moves.append({"move": game.format_move(a), "value": v, "text": value_text(mv, v), "mark": mark,
-                      "outcome": OUTCOMES[_sign(v)]})
-    out: dict[str, Any] = {"kind": mv.kind, "unit": KINDS[mv.kind], "values": moves}
+                      "outcome": outcome, "best_in_class": best_in_class})
+    out: dict[str, Any] = {"kind": mv.kind, "unit": KINDS[mv.kind], "values": moves,
+                           "optimal_meaning": OPTIMAL_MEANING[mv.kind]}
     if mv.values:
         out["value"] = mv.best
         out["text"] = value_text(mv, mv.best)
         out["optimal_moves"] = [game.format_move(a) for a in mv.optimal_moves()]
+        out["best_moves"] = [game.format_move(a) for a in sorted(mv.values) if mv.values[a] == mv.best]
+        out["summary"] = summary_text(game, mv)
     return out
 
 
@@ -128,7 +205,7 @@ def judge(game: Game, mv: MoveValues, action: int) -> dict[str, Any]:
                 text += f", {was} → {now}"
         elif mv.kind == "score":
             short = f"{was} → {now}, -{lost}"
-            text = f"mistake: {was} → {now} (score {v:+d} instead of {best:+d}, {lost} points lost)"
+            text = f"mistake: {was} → {now} (score {v:+d} instead of {best:+d}, {lost} point{'s' * (lost != 1)} lost)"
         else:
             short, text = f"{was} → {now}", f"mistake: {was} → {now}"
     return {"mark": mark, "value": v, "best": best, "lost": lost, "short": short, "text": text}

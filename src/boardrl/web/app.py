@@ -12,8 +12,10 @@ Endpoints (JSON):
 * ``/api/position?game=&moves=[&play=]``: the board after ``moves`` (plus one move ``play`` in the game's
   notation);
 * ``/api/agent?game=&moves=&opponent=&seed=``: the opponent's reply and the position after it;
-* ``/api/referee?game=&moves=``: the exact value of each legal move (``analysis.py``), or ``"computing"`` (202)
-  while the referee works (``jobs.py``), or ``"unavailable"`` with the reason;
+* ``/api/referee?game=&moves=``: the exact value of each legal move (``analysis.py``: with its outcome class,
+  the best of each class, a summary and what "optimal" means), or ``"computing"`` (202) while the referee works
+  (``jobs.py``; solved positions are kept on disk across restarts, ``cache.py``), or ``"unavailable"`` with the
+  reason;
 * ``/api/review?game=&moves=``: each played move marked best / optimal / mistake, and by how much.
 
 Bad input (an unknown game or agent, a malformed move string, a full column, a search over the limits) is a 400
@@ -33,7 +35,7 @@ from __future__ import annotations
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, AsyncIterator, Sequence
+from typing import Annotated, Any, AsyncIterator, Literal, Sequence
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -45,6 +47,7 @@ from boardrl.errors import BoardRLError
 from boardrl.games import GAME_IDS
 from boardrl.web.analysis import review as review_moves
 from boardrl.web.analysis import values_json
+from boardrl.web.cache import DiskCache, default_cache_dir
 from boardrl.web.jobs import MAX_WAITERS, Busy, RefereeService, one_line
 from boardrl.web.players import AGENT_TIMEOUT_S, ModelOutsideError, Opponents, opponent_names, trained_models
 from boardrl.web.positions import Position, game_for, game_name, parse_one, position_json, replay
@@ -79,17 +82,23 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 def create_app(model_paths: Sequence[Path] = (), max_wait_s: float = MAX_WAIT_S, max_waiters: int = MAX_WAITERS,
-               agent_timeout_s: float = AGENT_TIMEOUT_S) -> FastAPI:
-    """The app, with its own referee and agent processes (each started on first use, ended with the app).
+               agent_timeout_s: float = AGENT_TIMEOUT_S,
+               cache_dir: Path | None | Literal["default"] = "default") -> FastAPI:
+    """The app, with its own referee and agent processes (the referees' started with the server, the agents' on
+    first use; all ended with the app).
 
     ``model_paths``: directories beyond the project root that ``model:`` opponents may load from; ``max_wait_s``:
     the longest referee wait a request may ask for; ``max_waiters``: referee waits at once (more: 503);
-    ``agent_timeout_s``: the longest an opponent may think about one move (more: stopped, 503)."""
+    ``agent_timeout_s``: the longest an opponent may think about one move (more: stopped, 503); ``cache_dir``:
+    where solved positions are kept across restarts (``cache.py``; "default": ``$BOARDRL_REFEREE_CACHE`` or
+    ``<project>/build/referee-cache``; None: no disk cache)."""
     opponents = Opponents(model_paths, timeout_s=agent_timeout_s)
-    referees = RefereeService(max_waiters=max_waiters)
+    folder = default_cache_dir() if cache_dir == "default" else cache_dir
+    referees = RefereeService(max_waiters=max_waiters, cache=DiskCache(folder) if folder is not None else None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        referees.start()  # the referee processes start with the server, not on the first request
         yield
         opponents.close()  # the child processes end with the server, not whenever the interpreter exits
         referees.close()

@@ -17,11 +17,17 @@ keeps them (a referee's tables, a trained model).  A game without a referee is r
 reason (``unavailable``) instead of being computed.  Lanes are daemon processes started with ``spawn``
 (safe beside the server's threads); they end with the server, and one that dies is started again on the next
 request.
+
+Start-up and restarts: ``start()`` (called when the server starts) starts the referee lanes and warms the referee
+of the games in ``WARM`` (its tables, numba's compiled kernels), so the first request does not pay seconds of
+process start and imports.  Answers are also kept on disk (``cache.DiskCache``, when one is given): a position
+solved before a restart is read back, not computed again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 import threading
 import time
@@ -31,6 +37,7 @@ from typing import Any, Callable, Iterable
 
 from boardrl.errors import BoardRLError
 from boardrl.web.analysis import MoveValues
+from boardrl.web.cache import DiskCache
 
 #: Answers kept (a few hundred bytes each).
 KEEP = 100_000
@@ -42,6 +49,10 @@ START_S = 120.0
 #: Requests that may wait for the referee at once (each waits without a thread, see ``RefereeService.wait``);
 #: one more is answered 503 at once.  A page asks about one position at a time, so this is many tabs' worth.
 MAX_WAITERS = 100
+log = logging.getLogger("boardrl.web")
+#: Games whose referee a lane builds and runs once when the server starts (Connect 4 is the page's default game),
+#: each with a position that the search answers in milliseconds but that loads every kernel a request needs.
+WARM = {"connect4": "53211232236375177626565537"}
 
 
 def one_line(exc: BaseException | str) -> str:
@@ -112,7 +123,18 @@ def _agent_move(game_id: str, spec: str, state: Any, seed: int, ply: int) -> int
     return int(move)
 
 
-TASKS = {"move_values": _move_values, "agent_move": _agent_move}
+def _warm(positions: dict[str, str]) -> None:
+    """Build each game's referee and answer one position with it (tables, compiled kernels, the opening book)."""
+    from boardrl.web.positions import game_for
+
+    for game_id, moves in positions.items():
+        try:
+            _move_values(game_id, game_for(game_id).replay(moves))
+        except NoReferee:
+            pass
+
+
+TASKS = {"move_values": _move_values, "agent_move": _agent_move, "warm": _warm}
 
 
 def _child_main(conn: Connection) -> None:
@@ -223,8 +245,10 @@ class RefereeService:
     review moves over); ``review=True`` for earlier positions (the "review" lane).
     """
 
-    def __init__(self, max_waiters: int = MAX_WAITERS) -> None:
+    def __init__(self, max_waiters: int = MAX_WAITERS, cache: DiskCache | None = None) -> None:
         self.max_waiters = max_waiters
+        self.cache = cache
+        self._closed = False
         self._waiters = 0
         self._wakers: set[Callable[[], None]] = set()  # wake the event loops of waiting requests
         self._cond = threading.Condition()
@@ -239,6 +263,54 @@ class RefereeService:
         #: game id -> why it has no referee.
         self.unavailable: dict[str, str] = {}
 
+    def start(self, warm: dict[str, str] | None = None) -> None:
+        """Start the referee lanes now, in the background, each building and running the referees of ``warm``
+        (default ``WARM``), so that the first request finds them ready."""
+        positions = WARM if warm is None else warm
+
+        def run(lane: Lane) -> None:
+            try:
+                lane.call("warm", positions)
+            except Exception as exc:  # noqa: BLE001 - a request starts the lane again and reports the error
+                if not self._closed:
+                    log.warning("the %s process did not warm up: %s", lane.name, one_line(exc))
+
+        for lane in self._lanes.values():
+            threading.Thread(target=run, args=(lane,), name=f"boardrl-start-{lane.name}", daemon=True).start()
+        threading.Thread(target=self._warm_here, args=(positions,), name="boardrl-start-server", daemon=True).start()
+
+    def _warm_here(self, positions: dict[str, str]) -> None:
+        """The server's own share of a request: replaying moves (the game's kernels) and the disk cache's key."""
+        from boardrl.web.cache import code_fingerprint
+        from boardrl.web.positions import game_for
+
+        for game_id, moves in positions.items():
+            try:
+                game = game_for(game_id)
+                game.replay(moves)
+                code_fingerprint(game)
+            except Exception as exc:  # noqa: BLE001 - only a warm-up: the first request meets the same error
+                log.warning("warming %s up failed: %s", game_id, one_line(exc))
+
+    def _from_disk(self, key: tuple[str, Any]) -> bool:
+        """Whether the disk cache held ``key``'s values (now kept in memory too); call with the lock held."""
+        if self.cache is None:
+            return False
+        from boardrl.web.positions import game_for
+
+        game_id, state = key
+        mv = self.cache.get(game_for(game_id), state)
+        if mv is None:
+            return False
+        self._done[key] = mv
+        return True
+
+    def _to_disk(self, key: tuple[str, Any], answer: MoveValues | BaseException) -> None:
+        if self.cache is not None and isinstance(answer, MoveValues):
+            from boardrl.web.positions import game_for
+
+            self.cache.put(game_for(key[0]), key[1], answer)
+
     def _known(self, key: tuple[str, Any]) -> bool:
         """Answered (an error is asked again: the lane may have died) or being computed."""
         done = key in self._done and not isinstance(self._done[key], BaseException)
@@ -252,7 +324,7 @@ class RefereeService:
             for s in states:
                 key = (game_id, s)
                 self._asked[key] = now
-                if self._known(key):
+                if self._known(key) or self._from_disk(key):
                     continue
                 for q in self._queues.values():
                     q.pop(key, None)
@@ -385,6 +457,7 @@ class RefereeService:
                     while len(self._done) > KEEP:
                         self._done.popitem(last=False)
                 self._notify()
+            self._to_disk(key, answer)  # after the waiters are woken: a slow disk delays no answer
 
     def _watch(self) -> None:
         """Stop a lane's work on a position nobody asks about any more.
@@ -407,5 +480,6 @@ class RefereeService:
                         del self._asked[key]
 
     def close(self) -> None:
+        self._closed = True
         for lane in self._lanes.values():
             lane.close()

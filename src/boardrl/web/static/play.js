@@ -1,5 +1,9 @@
-// boardrl play: the page's whole state is its URL (game, opponent, seat, seed, referee, moves); the server
+// boardrl play: the page's whole state is its URL (game, opponent, seat, seed, referee, moves, by); the server
 // replays the move string on every request, so undo is a shorter string and a link restores everything.
+// `by` credits each ply to whoever made it on a page: y (you), o (the opponent named in the URL), r (the referee's
+// move, played by its button) or - (nobody known: moves of a link without `by`, or of an opponent since changed).
+// Why: a position loaded from a link must not credit its moves to the opponent now chosen (a `perfect` that
+// "blundered" moves it never made).
 // The server answers errors with {"error": "..."}; the page shows that line and keeps the position it had.
 "use strict";
 
@@ -11,12 +15,17 @@ const SVG = "http://www.w3.org/2000/svg";
 const S = {
   games: new Map(), gameId: DEFAULT_GAME, opponent: DEFAULT_OPPONENT, spec: "", seat: "first", seed: "0",
   referee: false, moves: "", pos: null,
+  by: "",          // who made each ply (see the top of this file), aligned with `moves`
   gen: 0,          // bumped by every position change the user asks for: stale answers are dropped
   thinking: false, // the opponent is choosing a move
   ref: null,       // the referee's values for ref.moves
   review: null,    // the referee's marks of the played moves, for review.moves
   refKey: null,    // the position the referee is being asked about
+  refStart: 0,     // when the page started asking about refKey (for the elapsed time while computing)
+  waitStart: 0,    // when the opponent (or the referee's move) started being waited for
+  refereeMoving: false,  // the referee's move was asked for and is being computed
 };
+const CREDIT = {y: "you", o: "opponent", r: "referee", "-": "nobody"};
 
 const $ = (id) => document.getElementById(id);
 
@@ -36,10 +45,18 @@ function svg(tag, attrs, text) {
 
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
+function query(params) {
+  // A query string with commas and colons left as they are: both are legal there, and a move string such as
+  // "n4n,f3n" or an opponent "model:x,seed=2" should read in a link as it is typed.
+  return new URLSearchParams(params).toString().replace(/%2C/gi, ",").replace(/%3A/gi, ":");
+}
+
+const elapsed = (since) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
 async function api(path, params) {
   let r;
   try {
-    r = await fetch(path + "?" + new URLSearchParams(params).toString());
+    r = await fetch(path + "?" + query(params));
   } catch (e) {
     return {status: 0, body: {error: "the server did not answer (is `boardrl serve` still running?)"}};
   }
@@ -73,13 +90,15 @@ function readURL() {
   S.seed = q.get("seed") || "0";
   S.referee = ["1", "on", "true", "yes"].includes((q.get("referee") || "").toLowerCase());
   S.moves = q.get("moves") || "";
+  S.by = (q.get("by") || "").replace(/[^yor-]/g, "-");
   return q.get("opponent");
 }
 
 function writeURL() {
-  const q = new URLSearchParams({game: S.gameId, opponent: spec(), seat: S.seat, seed: S.seed,
-                                 referee: S.referee ? "1" : "0", moves: S.moves});
-  const url = location.pathname + "?" + q.toString();
+  const params = {game: S.gameId, opponent: spec(), seat: S.seat, seed: S.seed, referee: S.referee ? "1" : "0",
+                  moves: S.moves};
+  if (/[yor]/.test(S.by)) params.by = S.by;
+  const url = location.pathname + "?" + query(params);
   history.replaceState(null, "", url);
   $("permalink").href = url;
   $("permalink").textContent = location.origin + url;
@@ -148,11 +167,24 @@ function renderStatus() {
       : humanPlays(w) ? "You win" : `${spec()} wins`;
     const score = p.board.score ? ` ${p.board.score[0]}-${p.board.score[1]}` : "";
     text = `Game over: ${who}${score}.`;
-  } else if (S.thinking) text = `${spec()} is thinking…`;
+  } else if (S.refereeMoving) text = `the referee is choosing a move… ${elapsed(S.waitStart)}`;
+  else if (S.thinking) text = `${spec()} is thinking… ${elapsed(S.waitStart)}`;
   else if (humanPlays(p.to_move)) text = S.seat === "both" ? `${playerName(p.to_move)} player to move` : "Your move";
   else text = `${spec()} to move`;
   $("status").textContent = text;
   $("undo").disabled = !p || undoTarget() === null;
+  const g = S.games.get(S.gameId);
+  $("referee-move").disabled = !p || p.over || !(g && g.referee) || S.thinking || S.refereeMoving ||
+    !humanPlays(p.to_move);
+}
+
+function creditName(h) {
+  // Who made a move of the history: the `by` credit, never the opponent for a move it did not make.
+  const c = S.by[h.ply - 1] || "-";
+  if (c === "y") return S.seat === "both" ? `you (${colourName(h.player)})` : "you";
+  if (c === "o") return spec();
+  if (c === "r") return "referee";
+  return colourName(h.player);
 }
 
 function colourName(p) {
@@ -209,13 +241,23 @@ function renderBoard() {
   renderInfo();
 }
 
+const signed = (v) => (v > 0 ? `+${v}` : `${v}`);
+
+function valueClasses(v) {
+  // Colour by the outcome class (win / draw / loss for the mover); "star": the best value within its class;
+  // "top": the best value of all (analysis.py computes both).
+  return [v.outcome, v.best_in_class ? "star" : "", v.mark === "best" ? "top" : ""].filter(Boolean);
+}
+
 function chip(v) {
   const c = el("div", "value-chip");
   if (v) {
-    c.textContent = v.value > 0 ? `+${v.value}` : `${v.value}`;
-    c.classList.add(v.mark);
-    c.title = v.text;
+    c.textContent = (v.best_in_class ? "★" : "") + signed(v.value);
+    c.classList.add(...valueClasses(v));
+    c.title = v.text + (v.best_in_class ? " (★ the best score of its outcome)" : "");
     c.dataset.value = v.value;
+    c.dataset.outcome = v.outcome;
+    c.dataset.star = v.best_in_class ? "1" : "0";
   }
   return c;
 }
@@ -245,7 +287,9 @@ function columnsBoard(b) {
     col.addEventListener("click", () => onMove(move));
     cols.append(col);
   }
-  wrap.append(values, cols);
+  const numbers = el("div", "col-numbers");  // column numbers under the board: the notation of the moves
+  for (let c = 0; c < b.cols; c++) numbers.append(el("div", "col-number", b.moves[c]));
+  wrap.append(values, cols, numbers);
   return wrap;
 }
 
@@ -260,7 +304,7 @@ function cellsBoard(b) {
     if (b.last === i) btn.classList.add("last");
     const v = who === null ? valueOf(move) : undefined;
     if (v) {
-      const tag = el("span", "cell-value " + v.mark, v.outcome);
+      const tag = el("span", ["cell-value", ...valueClasses(v)].join(" "), v.outcome);
       tag.title = v.text;
       tag.dataset.value = v.value;
       btn.append(tag);
@@ -299,9 +343,10 @@ function dotsBoard(b) {
       root.append(hit);
       const v = valueOf(e.move);
       if (v) {
-        const t = svg("text", {class: "edge-value " + v.mark, x: (x(c0) + x(c1)) / 2, y: (y(r0) + y(r1)) / 2,
-                               "data-move": e.move, "data-value": v.value, "paint-order": "stroke",
-                               stroke: "#fff", "stroke-width": 4}, v.value > 0 ? `+${v.value}` : `${v.value}`);
+        const t = svg("text", {class: ["edge-value", ...valueClasses(v)].join(" "), x: (x(c0) + x(c1)) / 2,
+                               y: (y(r0) + y(r1)) / 2, "data-move": e.move, "data-value": v.value,
+                               "paint-order": "stroke", stroke: "#fff", "stroke-width": 4},
+                      (v.best_in_class ? "★" : "") + signed(v.value));
         t.append(svg("title", {}, v.text));
         root.append(t);
       }
@@ -327,7 +372,11 @@ function renderMoves() {
   for (const h of S.pos.history) {
     const li = el("li");
     li.dataset.ply = h.ply;
-    li.append(el("span", "who", playerName(h.player)), el("span", "mv", moveLabel(h.move)));
+    const who = el("span", "who", creditName(h));
+    const credit = S.by[h.ply - 1] || "-";
+    who.dataset.credit = CREDIT[credit];
+    if (credit === "-") who.title = "loaded from a link (or played by an earlier opponent): who played it is not known";
+    li.append(who, el("span", "mv", moveLabel(h.move)));
     const row = marks ? marks[h.ply - 1] : null;
     if (judged) {
       const mark = row && row.mark ? row.mark : "pending";
@@ -349,12 +398,14 @@ function renderReferee() {
   if (!S.referee) return;
   const list = $("referee-values");
   const summary = $("referee-summary");
+  const meaning = $("referee-meaning");
   list.replaceChildren();
+  meaning.textContent = "";
   const r = S.ref && S.ref.moves === S.moves ? S.ref : null;
   panel.dataset.moves = S.moves;
   panel.dataset.status = r ? r.status : "computing";
   if (!r || r.status === "computing") {
-    summary.textContent = `computing… ${r && r.seconds ? r.seconds + " s" : ""}`.trim();
+    summary.textContent = `computing… ${elapsed(S.refStart)}`;
     return;
   }
   if (r.status === "unavailable") {
@@ -370,23 +421,26 @@ function renderReferee() {
     return;
   }
   const mover = S.pos ? playerName(S.pos.to_move) : "";
-  summary.textContent = `Value for the side to move (${mover}), ${r.unit}: ${r.text}; optimal moves: ` +
-    r.optimal_moves.map(moveLabel).join(", ") + ".";
+  summary.textContent = `To move: ${mover}. ${r.summary}`;
+  meaning.textContent = r.optimal_meaning;
   for (const m of r.values) {
-    const li = el("li", m.mark, `${moveLabel(m.move)}: ${m.text}`);
+    const li = el("li", valueClasses(m).join(" "), `${m.best_in_class ? "★ " : ""}${moveLabel(m.move)}: ${m.text}`);
     li.dataset.move = m.move;
     li.dataset.value = m.value;
     li.dataset.mark = m.mark;
+    li.dataset.outcome = m.outcome;
+    li.dataset.star = m.best_in_class ? "1" : "0";
     list.append(li);
   }
 }
 
 function refreshReferee() {
-  S.refKey = S.referee ? S.gameId + "|" + S.moves : null;
+  const key = S.referee ? S.gameId + "|" + S.moves : null;
+  if (key !== S.refKey) S.refStart = performance.now();
+  S.refKey = key;
   renderReferee();
   renderMoves();
   if (!S.referee) return;
-  const key = S.refKey;
   const moves = S.moves;
   pollReferee(key, moves);
   if (S.pos && S.pos.plies) pollReview(key, moves);
@@ -419,7 +473,12 @@ async function pollReview(key, moves) {
 }
 
 // ------------------------------------------------------------------------------------------ playing
-function setPosition(pos) {
+function setPosition(pos, credit) {
+  // `credit`: who made the one move this position adds (y, o or r); none for a position reached by going back.
+  const n = pos.plies;
+  let by = S.by.slice(0, n).padEnd(n, "-");
+  if (credit && n) by = by.slice(0, n - 1) + credit;
+  S.by = by;
   S.pos = pos;
   S.moves = pos.moves;
   writeURL();
@@ -428,10 +487,12 @@ function setPosition(pos) {
   refreshReferee();
 }
 
-async function go(moves, play) {
-  // Show the position after `moves` (plus the move `play`), then let the opponent move while it is its turn.
+async function go(moves, play, credit = "y") {
+  // Show the position after `moves` (plus the move `play`, made by `credit`), then let the opponent move while
+  // it is its turn.
   const gen = ++S.gen;
   S.thinking = false;
+  S.refereeMoving = false;
   setBusy(true);
   const params = {game: S.gameId, moves};
   if (play !== undefined) params.play = play;
@@ -444,13 +505,14 @@ async function go(moves, play) {
     return;
   }
   showError(null);
-  setPosition(r.body);
+  setPosition(r.body, play === undefined ? undefined : credit);
   await opponentMoves(gen);
 }
 
 async function opponentMoves(gen) {
   while (gen === S.gen && S.pos && !S.pos.over && !humanPlays(S.pos.to_move)) {
     S.thinking = true;
+    S.waitStart = performance.now();
     setBusy(true);
     renderStatus();
     const r = await api("/api/agent", {game: S.gameId, moves: S.moves, opponent: spec(), seed: S.seed});
@@ -460,7 +522,7 @@ async function opponentMoves(gen) {
       showError(r.body.error);
       break;
     }
-    setPosition(r.body.position);
+    setPosition(r.body.position, "o");
   }
   if (gen === S.gen) {
     setBusy(false);
@@ -480,6 +542,46 @@ function onMove(move) {
     return;
   }
   go(S.moves, move);
+}
+
+async function refereeMove() {
+  // Play the referee's best move for the side to move (the first of several equal ones), credited to it.
+  const p = S.pos;
+  if (!p || p.over || S.thinking || S.refereeMoving || !humanPlays(p.to_move)) return;
+  const gen = S.gen;
+  const moves = S.moves;
+  S.refereeMoving = true;
+  S.waitStart = performance.now();
+  setBusy(true);
+  renderStatus();
+  for (;;) {
+    const r = await api("/api/referee", {game: S.gameId, moves});
+    if (gen !== S.gen || S.moves !== moves) return;  // the position changed meanwhile: nothing to play
+    if (r.status === 202) {
+      renderStatus();
+      await sleep(150);
+      continue;
+    }
+    S.refereeMoving = false;
+    if (r.status !== 200 || r.body.status !== "done" || !(r.body.best_moves || []).length) {
+      showError(r.body.error || (r.body.reason ? `No referee: ${r.body.reason}` : "The referee has no move here."));
+      setBusy(false);
+      renderStatus();
+      return;
+    }
+    S.ref = r.body;
+    await go(moves, r.body.best_moves[0], "r");
+    return;
+  }
+}
+
+function tick() {
+  // The elapsed time while the referee computes or an opponent thinks, updated between the answers.
+  if (S.thinking || S.refereeMoving) renderStatus();
+  const panel = $("referee-panel");
+  if (S.referee && panel.dataset.status === "computing" && S.refKey) {
+    $("referee-summary").textContent = `computing… ${elapsed(S.refStart)}`;
+  }
 }
 
 function undoTarget() {
@@ -519,10 +621,12 @@ async function start() {
     S.opponent = e.target.value;
     S.spec = "";
     $("opponent-spec").value = "";
+    S.by = S.by.replace(/o/g, "-");  // the earlier opponent's moves are not the new one's
     go(S.moves);
   });
   $("opponent-spec").addEventListener("change", (e) => {
     S.spec = e.target.value;
+    S.by = S.by.replace(/o/g, "-");
     go(S.moves);
   });
   $("seat").addEventListener("change", (e) => {
@@ -540,6 +644,8 @@ async function start() {
     refreshReferee();
   });
   $("new-game").addEventListener("click", () => go(""));
+  $("referee-move").addEventListener("click", refereeMove);
+  setInterval(tick, 200);
   $("undo").addEventListener("click", () => {
     const target = undoTarget();
     if (target !== null) go(target);
