@@ -460,6 +460,27 @@ def _write_atomic(path: Path, data: dict) -> None:
     atomic_write_json(path, {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in sorted(data.items())})
 
 
+def _measured(results: dict, ran: list[str], repeats: int) -> dict[str, dict]:
+    """When and at which commit each figure was measured: a ``--only`` run re-dates only the figures it ran.
+
+    A file written before figures were dated carries one date and commit for the whole run in ``_meta``; its
+    figures keep those.
+    """
+    old_meta = results.get("_meta", {})
+    measured = dict(results.get("_measured", {}))
+    for key in results:
+        if not key.startswith("_") and key not in measured and "date" in old_meta:
+            measured[key] = {k: old_meta[k] for k in ("date", "commit", "repeats") if k in old_meta}
+    now = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "commit": _git_commit(),
+           "repeats": repeats}
+    for key in ran:
+        if key in results:
+            measured[key] = now
+        else:
+            measured.pop(key, None)
+    return measured
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", metavar="KEYPREFIX", help="run benchmarks whose key starts so")
@@ -471,7 +492,9 @@ def main(argv: list[str] | None = None) -> int:
 
     results: dict = json.loads(args.output.read_text()) if args.output.exists() else {}
     errors: dict = results.get("_errors", {})
+    ran: list[str] = []
     for bench in select(all_benches(), args.only):
+        ran += bench.keys
         t = time.perf_counter()
         try:
             values = bench.run(args.repeats)
@@ -487,13 +510,11 @@ def main(argv: list[str] | None = None) -> int:
             note = errors.get(k, f"{time.perf_counter() - t:.1f} s")
             print(f"{k:48s} {_fmt(results.get(k)):>16s}  {verdict(k, results.get(k)):22s} {note}", flush=True)
     results["_errors"] = errors
+    results["_measured"] = _measured(results, ran, args.repeats)
     results["_meta"] = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "commit": _git_commit(),
         "python": platform.python_version(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
-        "repeats": args.repeats,
         "batch_n": BATCH_N,
         "torch_device": _torch_device(),
     }
