@@ -1,10 +1,12 @@
 """DVC stage `inputs`: fingerprints of the code and data each experiment's stages use.
 
-    python pipeline/inputs.py            # build/inputs/<id>.train.json, <id>.evaluate.json
+    python pipeline/inputs.py            # build/inputs/<id>.train.json, <id>.curve.json, <id>.evaluate.json
     python pipeline/inputs.py --models   # build/models/<id>.json: trained models named by ladders (model:<id>)
 
-Why: train@<id> and evaluate@<id> depend on these files instead of whole source folders, so adding a learner
-module or editing another game retrains nothing that does not use it (boardrl.experiments.inputs).
+Why: train@<id>, curve@<id> and evaluate@<id> depend on these files (code fingerprints and each stage's params
+slice) instead of whole source folders and whole experiment entries, so adding a learner module, editing another
+game or changing the learning curve's opponents retrains nothing that does not use it
+(boardrl.experiments.inputs).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
     python pipeline/train.py --experiment tictactoe_tabular_q
 
-Writes models/<id>/seed-<k>/model/, results/curves/<id>/seed-<k>.tsv and results/train/<id>/seed-<k>/summary.json; checkpoints go to
+Writes models/<id>/seed-<k>/model/, snapshots/<id>/seed-<k>/ (the frozen agent at each learning-curve point,
+which stage curve@<id> plays) and results/train/<id>/seed-<k>/summary.json; checkpoints go to
 models/<id>/seed-<k>/checkpoint/ (a persistent DVC output), so a killed run resumes there.  The work is
 ``boardrl.experiments.train.run_train``; this script only parses the command line.
 """

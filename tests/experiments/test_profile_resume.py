@@ -6,7 +6,9 @@ repro PROFILE=resume` runs it.  The whole process group is SIGKILLed as soon as 
 checkpoint, then the same command runs again.  A trained model is a function of (game, params, seed) whatever the
 kills (tests/learn/test_training_invariance.py), so the resumed run's model and learning curve must equal, byte for
 byte, those of the same experiment trained in one go in this process (``train_seed``, the train stage's own
-work); MLflow shows that training resumed from the checkpoint and that the finished stages did not run again.
+training, measuring the curve as it goes: the pipeline's curve@<id> plays the snapshots saved before and after the
+kill and must find the same numbers); MLflow shows that training resumed from the checkpoint and that the
+finished stages did not run again.
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ def runs(repo: Path, experiment: str) -> list:
 
 
 def uninterrupted(repo: Path, work: Path) -> dict[str, bytes]:
-    """The experiment trained in one go in this process, as the train stage does it: model files and curve."""
+    """The experiment trained in one go in this process, as the train stage does it: model files, and the curve
+    measured in training."""
     from boardrl.config import parse_params
     from boardrl.experiments.curve import curve_rows
     from boardrl.experiments.profiles import merge

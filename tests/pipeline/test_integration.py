@@ -7,7 +7,8 @@ Connect 4 one for the UCI protocols); the tiny profile is
 applied the way `make repro PROFILE=tiny` applies it (profiles.py: `dvc exp run -S ...`), in the workspace so
 the outputs can be read.  One copy is built per module (the expensive part, under a minute here); the tests
 then read its outputs, ask DVC for metrics/plots/status, read MLflow through its client and the UI's REST API,
-and finally change params and code to check which stages DVC reruns.
+and finally change params and code to check which stages DVC reruns (the learning curve's settings: only
+curve@<id>).
 """
 
 from __future__ import annotations
@@ -127,13 +128,18 @@ def test_train_outputs_per_experiment_and_seed(repo):
         e = params["experiments"][exp_id]
         for seed in e["seeds"]:
             assert (path / f"models/{exp_id}/seed-{seed}/model/agent.json").is_file()
-            assert not (path / f"models/{exp_id}/seed-{seed}/checkpoint").exists()
+            assert sorted(p.name for p in (path / f"models/{exp_id}/seed-{seed}").iterdir()) == ["model"]
             lines = (path / f"results/curves/{exp_id}/seed-{seed}.tsv").read_text().splitlines()
             assert lines[0] == "step\topponent\tseat\twin\tdraw\tloss\tgames"
             rows = [ln.split("\t") for ln in lines[1:]]
             opponents = _curve_opponents(params, exp_id)
             steps = sorted({int(r[0]) for r in rows})
             assert steps == (_measured_points(_eval_points(params, exp_id), steps) if opponents else [])
+            snapshots = path / f"snapshots/{exp_id}/seed-{seed}"  # what curve@<id> played: one per measured point
+            index = json.loads((snapshots / "index.json").read_text())
+            assert sorted(p.name for p in snapshots.iterdir()) == sorted(["index.json", *map(str, steps)])
+            assert index["snapshots"] == steps and index["curve_points"]  # every point measured, played if any
+            assert sorted(set(index["curve_points"].values())) == steps or not opponents
             assert len(rows) == len(steps) * len(opponents) * 3
             for r in rows:
                 assert r[1] in opponents and r[2] in SEATS
@@ -231,15 +237,18 @@ def test_mlflow_runs_and_tags(repo):
             assert {k: train.data.tags[k] for k in ("seed", "learner", "git_commit", "profile", "dvc_exp_name")} == {
                 "seed": str(seed), "learner": repo["params"]["experiments"][exp_id]["learner"],
                 "git_commit": head, "profile": "tiny", "dvc_exp_name": "tiny-test"}
+            curve = client.get_run(train.data.tags["curve_run_id"])  # curve@<id>'s run of this seed
+            assert curve.info.status == "FINISHED" and curve.data.tags["stage"] == "curve"
+            assert curve.data.tags["train_run_id"] == train.info.run_id and curve.data.tags["seed"] == str(seed)
             curve_opps = _curve_opponents(repo["params"], exp_id)
             if curve_opps:
-                hist = client.get_metric_history(train.info.run_id, f"curve/{curve_opps[0]}/combined/win")
+                hist = client.get_metric_history(curve.info.run_id, f"curve/{curve_opps[0]}/combined/win")
                 lines = (path / f"results/curves/{exp_id}/seed-{seed}.tsv").read_text().splitlines()[1:]
                 steps = sorted({int(line.split("\t")[0]) for line in lines})  # the counts the curve was measured at
                 assert sorted(m.step for m in hist) == _measured_points(_eval_points(repo["params"], exp_id), steps)
             assert client.get_metric_history(train.info.run_id, "games_per_s")  # the learner base's throughput
-            arts = {a.path for a in client.list_artifacts(train.info.run_id)}
-            assert {"curve.png", "seed-%d.tsv" % seed, "summary.json"} <= arts
+            assert "summary.json" in {a.path for a in client.list_artifacts(train.info.run_id)}
+            assert {"curve.png", "seed-%d.tsv" % seed} <= {a.path for a in client.list_artifacts(curve.info.run_id)}
             models = client.search_logged_models(experiment_ids=[exp.experiment_id],
                                                  filter_string=f"source_run_id = '{train.info.run_id}'")
             assert [m.name for m in models] == ["model"]  # a logged model, not loose artifacts
@@ -305,6 +314,21 @@ def _stale(path: Path) -> set[str]:
     return set(json.loads(status.stdout))
 
 
+def _stale_after_inputs(path: Path) -> set[str]:
+    """The stages a params edit reaches: the experiment stages depend on their params slice through
+    build/inputs/<id>.<stage>.json, so DVC sees what changed once the cheap `inputs` stage has rewritten those."""
+    done = run(dvc("repro", "inputs"), path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return _stale(path)
+
+
+def _restore(path: Path, original: str) -> None:
+    """The copy's params.yaml and fingerprints as they were (the later tests read the copy)."""
+    (path / "params.yaml").write_text(original)
+    done = run(dvc("repro", "inputs"), path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
 def _with_params(path: Path, edit) -> str:
     original = (path / "params.yaml").read_text()
     data = yaml.safe_load(original)
@@ -323,18 +347,19 @@ def test_second_repro_reruns_nothing(repo):
 def test_stage_names_are_the_experiment_ids(repo):
     listed = run(dvc("stage", "list", "--name-only"), repo["path"])
     names = set(listed.stdout.split())
-    assert {f"{s}@{i}" for s in ("train", "evaluate") for i in repo["ids"]} <= names
+    assert {f"{s}@{i}" for s in ("train", "curve", "evaluate") for i in repo["ids"]} <= names
 
 
 def test_changing_one_experiment_reruns_only_its_stages(repo):
     path = repo["path"]
     original = _with_params(path, lambda d: d["experiments"]["dots_and_boxes_2x2_tabular_q"]["params"].update(alpha=0.25))
     try:
-        stale = _stale(path)
-        expected = {"train@dots_and_boxes_2x2_tabular_q", "evaluate@dots_and_boxes_2x2_tabular_q"}
-        assert expected <= stale and stale <= expected | {"inputs", "ladder_models"}, stale
+        assert _stale(path) <= {"inputs", "ladder_models"}  # what an edit reaches shows once `inputs` ran
+        stale = _stale_after_inputs(path)
+        expected = {f"{s}@dots_and_boxes_2x2_tabular_q" for s in ("train", "curve", "evaluate")}
+        assert expected <= stale and stale <= expected | {"ladder_models"}, stale
     finally:
-        (path / "params.yaml").write_text(original)
+        _restore(path, original)
 
 
 def test_reordering_experiments_reruns_nothing_but_the_fingerprint_stages(repo):
@@ -358,7 +383,7 @@ def test_removing_an_experiment_reruns_no_other(repo):
     original = _with_params(path, lambda d: d["experiments"].pop("connect4_tabular_q"))
     try:
         stale = _stale(path)
-        assert not {s for s in stale if s.startswith(("train@", "evaluate@"))}, stale
+        assert not {s for s in stale if s.startswith(("train@", "curve@", "evaluate@"))}, stale
     finally:
         (path / "params.yaml").write_text(original)
 
@@ -377,12 +402,53 @@ def test_adding_an_experiment_and_a_learner_module_retrains_nothing_that_existed
         done = run(dvc("repro"), path)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         ran = {line.split("'")[1] for line in done.stdout.splitlines() if line.startswith("Running stage")}
-        assert ran <= {"inputs", "ladder_models", "train@tictactoe_tabular_q_new",
+        assert ran <= {"inputs", "ladder_models", "train@tictactoe_tabular_q_new", "curve@tictactoe_tabular_q_new",
                        "evaluate@tictactoe_tabular_q_new", "report"}, ran
         assert "train@tictactoe_tabular_q_new" in ran
     finally:
         module.unlink()
         (path / "params.yaml").write_text(original)
+
+
+def test_the_curve_stage_equals_the_curve_measured_in_training(repo, tmp_path):
+    """curve@<id> plays the snapshots with the seeds training used to play them with: the same bytes as the curve
+    measured in training (``train_seed``'s default, what a sweep does), here for tictactoe_tabular_q seed 7."""
+    from boardrl.config import parse_params
+    from boardrl.experiments.curve import curve_rows
+    from boardrl.experiments.train import train_seed
+    from boardrl.tracking import curve as curves
+
+    _, learner = train_seed(parse_params(repo["params"]), "tictactoe_tabular_q", 7, tmp_path / "ck", verbose=False)
+    expected = curves.write_tsv(tmp_path / "curve.tsv", curve_rows(learner.evaluations)).read_bytes()
+    assert (repo["path"] / "results/curves/tictactoe_tabular_q/seed-7.tsv").read_bytes() == expected
+
+
+def test_curve_settings_rerun_only_the_curve_stages(repo):
+    """Games per curve point and the curve's opponents cannot change a model: they rerun curve@<id>, never
+    train@<id> (nor evaluate@<id>; a sweep measures its curves in training, so it does rerun).  `dvc status`
+    after a change of train.eval_games; a real `dvc repro` after a change of one experiment's own curve
+    opponents, whose curve then holds the new opponent only."""
+    path, exp_id = repo["path"], "tictactoe_tabular_q_fast"
+    sweeps = {f"sweep@{s}" for s in repo["params"]["sweeps"]}
+    original = _with_params(path, lambda d: d["train"].update(eval_games=d["train"]["eval_games"] + 2))
+    try:
+        stale = _stale_after_inputs(path)
+        assert f"curve@{exp_id}" in stale, stale
+        assert stale <= {f"curve@{i}" for i in repo["ids"]} | sweeps | {"ladder_models"}, stale
+    finally:
+        _restore(path, original)
+    _with_params(path, lambda d: d["experiments"][exp_id].update(opponents=[{"agent": "random", "games": 12}]))
+    try:
+        done = run(dvc("repro"), path)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        ran = {line.split("'")[1] for line in done.stdout.splitlines() if line.startswith("Running stage")}
+        assert f"curve@{exp_id}" in ran and ran <= {"inputs", "ladder_models", f"curve@{exp_id}", "report"}, ran
+        rows = [r.split("\t") for r in (path / f"results/curves/{exp_id}/seed-3.tsv").read_text().splitlines()[1:]]
+        assert {(r[1], r[6]) for r in rows if r[2] == "combined"} == {("random", "12")}
+    finally:
+        (path / "params.yaml").write_text(original)
+        again = run(dvc("repro"), path)  # the shipped curve back, for whoever reads the copy next
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
 
 
 def test_sweep_stage_outputs(repo):

@@ -1,4 +1,5 @@
-"""A train stage killed midway resumes from its checkpoint and ends exactly where an uninterrupted run ends."""
+"""A train stage killed midway resumes from its checkpoint and ends exactly where an uninterrupted run ends: the
+same model, the same snapshots, so stage curve@<id> plays the same curve."""
 
 from __future__ import annotations
 
@@ -48,6 +49,13 @@ def run_train(project: Path) -> subprocess.CompletedProcess:
     return res
 
 
+def run_curve(project: Path) -> subprocess.CompletedProcess:
+    res = subprocess.run([sys.executable, "pipeline/curve.py", "--experiment", EXP], cwd=project, env=stage_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res
+
+
 def kill_after_first_checkpoint(project: Path) -> int:
     """Start training, SIGKILL it once a checkpoint past the first segment exists; returns its game count."""
     manifest = project / f"models/{EXP}/seed-{SEED}/checkpoint/checkpoint.json"
@@ -76,18 +84,29 @@ def kill_after_first_checkpoint(project: Path) -> int:
 def test_killed_training_resumes_to_the_same_result(tmp_path):
     whole = make_project(tmp_path / "whole")
     run_train(whole)
+    run_curve(whole)
 
     cut = make_project(tmp_path / "cut")
     done = kill_after_first_checkpoint(cut)
     assert EVERY <= done < GAMES
     curve = f"results/curves/{EXP}/seed-{SEED}.tsv"
-    assert not (cut / curve).exists()  # killed before any final output
+    snapshots = f"snapshots/{EXP}/seed-{SEED}"
+    assert not (cut / snapshots).exists()  # killed before any final output
     checkpoint = cut / f"models/{EXP}/seed-{SEED}/checkpoint"
     kept = json.loads((checkpoint / "checkpoint.json").read_text())["extra"]["evaluations"]
-    # curve points measured before the kill, kept: 100, 1,000 and 10,000 at the end of their waves of 256 games
+    # curve points measured before the kill, kept: 100, 1,000 and 10,000 at the end of their waves of 256 games,
+    # each with the snapshot saved beside the checkpoint (the resumed run does not measure them again)
     assert {0, 256, 1024, 10240} <= {int(s) for s in kept}
+    staged = {p.name for p in (checkpoint.parent / "snapshots").iterdir()}
+    assert {str(s) for s in kept} <= staged
 
     run_train(cut)
+    assert not (checkpoint.parent / "snapshots").exists()  # published, then removed with the checkpoint
+    whole_files = {p.relative_to(whole / snapshots): p.read_bytes() for p in (whole / snapshots).rglob("*")
+                   if p.is_file()}
+    assert whole_files == {p.relative_to(cut / snapshots): p.read_bytes() for p in (cut / snapshots).rglob("*")
+                           if p.is_file()}
+    run_curve(cut)
     assert (cut / curve).read_bytes() == (whole / curve).read_bytes()
     tables = [np.load(p / f"models/{EXP}/seed-{SEED}/model/q_table.npz") for p in (whole, cut)]
     assert np.array_equal(tables[0]["keys"], tables[1]["keys"])
@@ -98,13 +117,14 @@ def test_killed_training_resumes_to_the_same_result(tmp_path):
 
     client = MlflowClient(tracking_uri=f"sqlite:///{cut}/mlflow.db")
     exp = client.get_experiment_by_name("tictactoe")
-    runs = client.search_runs([exp.experiment_id], filter_string="tags.seed = '7'",
+    runs = client.search_runs([exp.experiment_id], filter_string="tags.seed = '7' and tags.stage = 'train'",
                               order_by=["attributes.start_time ASC"])
     assert [r.info.status for r in runs] == ["KILLED", "FINISHED"]  # the resumed stage closed the killed run
     assert runs[0].data.tags["superseded_by"] == runs[1].info.run_id
     assert runs[0].data.tags["resumed_from"] == "0" and int(runs[1].data.tags["resumed_from"]) == done
-    # the resumed run holds the whole curve, the points measured before the kill included
-    steps = [m.step for m in client.get_metric_history(runs[1].info.run_id, "curve/random/combined/win")]
+    # the curve run of the resumed training holds the whole curve, the points measured before the kill included
+    curve_run = runs[1].data.tags["curve_run_id"]
+    steps = [m.step for m in client.get_metric_history(curve_run, "curve/random/combined/win")]
     curve_steps = sorted({int(line.split("\t")[0]) for line in (whole / curve).read_text().splitlines()[1:]})
     assert sorted(steps) == curve_steps and min(curve_steps) == 0 and max(curve_steps) == GAMES
 

@@ -14,8 +14,8 @@ import yaml
 from boardrl.experiments.profiles import effective_params
 
 ROOT = Path(__file__).resolve().parents[2]
-OUTPUTS = ("data/raw", "data/processed", "build", "models", "results", "reports", "mlflow.db", "mlartifacts",
-           "mlruns")
+OUTPUTS = ("data/raw", "data/processed", "build", "models", "snapshots", "results", "reports", "mlflow.db",
+           "mlartifacts", "mlruns")
 TTT = "tictactoe_tabular_q"
 DAB = "dots_and_boxes_2x2_tabular_q"
 
@@ -70,6 +70,9 @@ def set_exp_params(exp_id: str, **params):
         ("train.py", set_exp_params(TTT, opponent=f"model:{TTT}"), f"experiments.{TTT}.params.opponent",
          "not a training or learning-curve opponent"),
         ("train.py", lambda d: d["train"].update(eval_games="lots"), "train.eval_games", "valid integer"),
+        ("curve.py", lambda d: d["train"].update(eval_games="lots"), "train.eval_games", "valid integer"),
+        ("curve.py", set_exp(TTT, opponents=["random", "deep_blue"]), f"experiments.{TTT}.opponents[1]",
+         "unknown agent 'deep_blue'"),
         ("evaluate.py", lambda d: d["evaluate"]["per_game"]["tictactoe"].update(opponents=["random", "deep_blue"]),
          "evaluate.per_game.tictactoe.opponents[1]", "unknown agent 'deep_blue'"),
         ("evaluate.py", set_exp(TTT, ladder=["random", "model:nope"]), f"experiments.{TTT}.ladder[1]",
@@ -82,11 +85,11 @@ def set_exp_params(exp_id: str, **params):
 )
 def test_bad_params_stop_the_stage(project, script, change, key, problem):
     edit(project, change)
-    extra = ["--experiment", TTT] if script in ("train.py", "evaluate.py") else []
+    extra = ["--experiment", TTT] if script in ("train.py", "curve.py", "evaluate.py") else []
     assert_refused(run_stage(project, f"pipeline/{script}", *extra), project, key, problem)
 
 
-@pytest.mark.parametrize("script", ["train.py", "evaluate.py"])
+@pytest.mark.parametrize("script", ["train.py", "curve.py", "evaluate.py"])
 def test_an_experiment_not_in_params_is_refused(project, script):
     res = run_stage(project, f"pipeline/{script}", "--experiment", "no_such_experiment")
     assert_refused(res, project, "experiments", f"no experiment 'no_such_experiment'; configured: {TTT}, {DAB}, ")
@@ -117,3 +120,13 @@ def test_a_file_system_error_while_training_is_one_line(project):
     lines = [ln for ln in res.stderr.strip().splitlines() if not ln.startswith(("curve:", "20"))]
     assert res.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: ") and "models" in lines[0], \
         res.stderr[-2000:]
+
+
+def test_the_curve_stage_without_snapshots_is_one_line(project):
+    """curve@<id> before train@<id> (run by hand): one line saying what is missing, no curve written."""
+    res = run_stage(project, "pipeline/curve.py", "--experiment", TTT)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 1 and len(lines) == 1, res.stderr[-2000:]
+    assert lines[0] == (f"error: no snapshots in {project}/snapshots/{TTT}/seed-7: index.json is missing (run the "
+                        f"train stage first)")
+    assert not (project / "results").exists()

@@ -1,23 +1,44 @@
-"""The learning-curve evaluator: what a learner's ``on_eval`` does in the pipeline (and in a sweep objective).
+"""The learning curve: stage curve@<id> plays it against the train stage's snapshots; a sweep measures it in training.
 
-At each evaluation point the frozen agent plays every benchmark opponent (seats alternate, seeded per point and
-opponent so a resumed run measures exactly what an uninterrupted one does).  The returned record (curve rows
-and flat metrics) is kept by the learner base in its checkpoints, so a resumed run still has every point; the
-evaluator logs each new point to the active MLflow run with ``step`` = training progress, and ``log_missing``
-logs the points measured before an interruption, so the whole curve is in the run that finished.
+At each curve point the frozen agent plays every benchmark opponent (seats alternate, seeded per training seed,
+point and opponent: ``curves.sub_seed(seed, 1, step, i)``), so the numbers do not depend on where or when they
+are measured: in training (``CurveEvaluator`` as a learner's ``on_eval``, what a sweep's pruner listens to) or
+afterwards from the snapshot saved at that point (``run_curve``, the pipeline's stage curve@<id>).
+
+Why a stage of its own: the curve's opponents and games per point cannot change a model, so changing them must
+not retrain it.  The train stage saves a snapshot at each point (experiments/snapshots.py) and measures nothing;
+curve@<id> depends on those snapshots and on ``config.curve_slice`` (through build/inputs/<id>.curve.json).  It
+writes results/curves/<id>/seed-<k>.tsv for every seed at once (a new folder swapped in: all seeds or none) and
+logs one MLflow run per execution with a nested run per seed: the curve metrics with ``step`` = training
+progress and the curve figure.  Not into the seed's train run: a curve measured again with other opponents or
+games would pile a second set of values onto the same steps of the same metric, which MLflow cannot tell apart;
+the two runs name each other instead (tags ``train_run_id`` and ``curve_run_id``).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from boardrl.agents import make_agent
 from boardrl.agents.base import Agent
+from boardrl.atomic_io import atomic_directory
+from boardrl.config import Params, curve_slice, runtime_processes
+from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import SEATS
+from boardrl.experiments.paths import ExperimentPaths
+from boardrl.experiments.publish import remove_stale_beside
+from boardrl.experiments.snapshots import read_index
+from boardrl.games import make_game
 from boardrl.games.base import Game
+from boardrl.learn import load_agent
 from boardrl.tracking import curve as curves
-from boardrl.tracking.mlflow_runs import log_metrics, metric_key
+from boardrl.tracking.figures import curve_figure
+from boardrl.tracking.mlflow_runs import log_metrics, metric_key, stage_run
+from boardrl.tracking.provenance import params_hash
 
 OUTCOMES = ("win", "draw", "loss")
 
@@ -86,3 +107,90 @@ def score(record: dict[str, Any]) -> float:
     """
     rates = [float(r[3]) + 0.5 * float(r[4]) for r in record["rows"] if r[2] == "combined"]
     return sum(rates) / len(rates) if rates else 0.0
+
+
+def curve_opponents(params: Params, exp_id: str, game: Game) -> list[CurveOpponent]:
+    """The experiment's curve opponents as agents, each with its number of games per point."""
+    return [CurveOpponent(o.key, make_agent(game, o.agent), o.games or params.train.eval_games)
+            for o in params.curve_opponents(exp_id)]
+
+
+def checked_index(directory: Path, game: Game, learner: str, seed: int, needed: bool) -> dict[str, Any]:
+    """The snapshot index in ``directory`` after checking it belongs to this seed and, if ``needed``, lists
+    snapshots; a one-line ``BoardRLError`` otherwise."""
+    index = read_index(directory)
+    if int(index["seed"]) != int(seed) or index["game"] != game.game_id or index["learner"] != learner:
+        raise BoardRLError(f"{directory}: snapshots of {index['learner']} on {index['game']} seed {index['seed']}, "
+                           f"not {learner} on {game.game_id} seed {seed}")
+    if needed and not index["snapshots"]:
+        raise BoardRLError(f"{directory}: no snapshots (its training ran without curve opponents); rerun the train "
+                           f"stage")
+    return index
+
+
+def snapshot_curve(game: Game, learner: str, opponents: list[CurveOpponent], seed: int, directory: Path,
+                   processes: int = 1, verbose: bool = True) -> list[list[Any]]:
+    """The curve rows of one training seed, played against its snapshots in ``directory`` (snapshots/<id>/seed-<k>).
+
+    Logs each point to the active MLflow run (if any) with ``step`` = the count it was measured at.
+    """
+    index = checked_index(directory, game, learner, seed, bool(opponents))
+    if not opponents:
+        return []  # a curve without opponents has no rows (the experiment is judged otherwise, e.g. by a trace)
+    import mlflow
+
+    evaluator = CurveEvaluator(game, opponents, seed, processes, log_to_mlflow=mlflow.active_run() is not None,
+                               verbose=verbose)
+    evaluations = {int(c): evaluator(int(c), load_agent(game, learner, Path(directory) / str(c)))
+                   for c in index["snapshots"]}
+    return curve_rows(evaluations)
+
+
+def run_curve(params: Params, exp_id: str, root: Path, *, verbose: bool = True) -> dict[int, list[list[Any]]]:
+    """Stage curve@<id> under project ``root``: every seed's curve from its snapshots, written all at once.
+
+    Returns {seed: rows}.  A seed that fails leaves the previous curves of every seed in place.
+    """
+    import mlflow
+
+    e = params.experiment(exp_id)
+    paths = ExperimentPaths(Path(root), exp_id)
+    game = make_game(e.game)
+    opponents = curve_opponents(params, exp_id, game)
+    sl = curve_slice(params, exp_id)
+    phash = params_hash(sl)
+    labels = dict(experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile)
+    for seed in e.seeds:  # every seed's snapshots before any work: a missing one is one line, nothing written
+        checked_index(paths.seed_snapshots(seed), game, e.learner, seed, bool(opponents))
+    remove_stale_beside(paths.curves)
+    out: dict[int, list[list[Any]]] = {}
+    with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"curve {exp_id}", params=sl,
+                   params_hash=phash, seeds=",".join(map(str, e.seeds)), **labels):
+        with atomic_directory(paths.curves) as tmp:
+            for seed in e.seeds:
+                with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"curve {exp_id} seed {seed}",
+                               params=sl, params_hash=phash, nested=True, seed=seed, **labels) as active:
+                    out[seed] = snapshot_curve(game, e.learner, opponents, seed, paths.seed_snapshots(seed),
+                                               runtime_processes(), verbose)
+                    tsv = curves.write_tsv(tmp / f"seed-{seed}.tsv", out[seed])
+                    mlflow.log_artifact(str(tsv))
+                    mlflow.log_figure(curve_figure(out[seed], f"{exp_id} seed {seed}: learning curve"), "curve.png")
+                    _link_train_run(paths, seed, active.info.run_id)
+    return out
+
+
+def _link_train_run(paths: ExperimentPaths, seed: int, curve_run_id: str) -> None:
+    """Tag the curve run with the seed's train run (from its summary.json) and the train run with this curve run."""
+    import mlflow
+
+    try:
+        train_run_id = json.loads(paths.summary(seed).read_text()).get("mlflow_run_id")
+    except (OSError, ValueError, AttributeError):
+        return  # no summary (a library call without the train stage's outputs): nothing to link
+    if not isinstance(train_run_id, str) or not train_run_id:
+        return
+    mlflow.set_tag("train_run_id", train_run_id)
+    try:
+        mlflow.MlflowClient().set_tag(train_run_id, "curve_run_id", curve_run_id)
+    except mlflow.exceptions.MlflowException:
+        pass  # the train run is not in this tracking store (outputs copied from elsewhere): the curve stands alone

@@ -3,10 +3,14 @@
 Why: a DVC stage reruns when a dependency changes.  Depending on whole source folders retrains every tabular
 experiment when someone adds ``learn/dqn.py``; listing files by hand in dvc.yaml cannot follow imports and
 ``foreach`` cannot give each experiment its own list.  So one cheap stage, ``inputs``, writes
-``build/inputs/<id>.train.json`` and ``<id>.evaluate.json``: the sha256 of every ``boardrl`` source file in the
-import closure of what that stage runs (its learner, its game, its opponents' modules, the referee, the stage
-code) plus the data it reads (the UCI table, Connect 4 only).  ``train@<id>`` and ``evaluate@<id>`` depend on
-their file; it changes only when something they use changes.
+``build/inputs/<id>.train.json``, ``<id>.curve.json`` and ``<id>.evaluate.json``: the sha256 of every ``boardrl``
+source file in the import closure of what that stage runs (its learner, its game, its opponents' modules, the
+referee, the stage code) plus the data it reads (the UCI table, Connect 4 only), and the stage's params slice
+(``config.train_slice``, ``curve_slice``, ``evaluate_slice``).  ``train@<id>``, ``curve@<id>`` and
+``evaluate@<id>`` depend on their file; it changes only when something they use changes.  Why the params slice
+here rather than ``params: experiments.<id>`` in dvc.yaml: an experiment's entry also holds its curve opponents,
+which only curve@<id> uses (the train stage saves snapshots; the curve stage plays them), and DVC cannot depend
+on part of an entry.
 
 The closure is static (``ast``): every ``import boardrl...`` of a module, at any depth, is followed, except the
 imports inside functions of the *dispatch* modules (``make_game``, ``make_referee``), which import one module per
@@ -23,13 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from boardrl.atomic_io import atomic_write_text
-from boardrl.config import Params, model_target
+from boardrl.config import Params, curve_slice, evaluate_slice, model_target, train_slice
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/boardrl
 PACKAGE = "boardrl"
 #: Modules whose function-level imports are per game id or per optional feature: only their module-level imports
 #: count, and ``stage_roots`` adds the rest where a stage uses it (the game's module, its referee, UCI code).
 DISPATCH_MODULES = frozenset({"boardrl.games", "boardrl.solvers.base", "boardrl.experiments.evaluate"})
+#: Function-level imports a stage never runs: ``train_seed`` measures the curve in training only for a sweep
+#: (whose roots hold the curve code), so editing the curve code reruns curve@<id> and no train stage.
+NOT_FOLLOWED = {"boardrl.experiments.train": frozenset({"boardrl.experiments.curve"})}
 #: The referee module of each game module (what ``solvers.base.make_referee`` dispatches to).
 REFEREE_MODULES = {
     "boardrl.games.tictactoe": "boardrl.solvers.tictactoe",
@@ -37,6 +44,7 @@ REFEREE_MODULES = {
     "boardrl.games.dots_and_boxes": "boardrl.solvers.dots_and_boxes",
 }
 TRAIN_CODE = ("boardrl.experiments.train", "boardrl.config")
+CURVE_CODE = ("boardrl.experiments.curve", "boardrl.config")
 EVALUATE_CODE = ("boardrl.experiments.evaluate", "boardrl.config", "boardrl.agents.models")
 UCI_CODE = ("boardrl.data.uci_table", "boardrl.evaluate.uci_protocols", "boardrl.evaluate.value_accuracy")
 SWEEP_CODE = ("boardrl.sweeps.run", "boardrl.sweeps.study", "boardrl.sweeps.objective", "boardrl.sweeps.outputs")
@@ -73,7 +81,7 @@ def direct_imports(name: str) -> frozenset[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == PACKAGE:
             found.add(node.module)
             found.update(f"{node.module}.{a.name}" for a in node.names if module_file(f"{node.module}.{a.name}"))
-    return frozenset(m for m in found if module_file(m) is not None)
+    return frozenset(m for m in found if module_file(m) is not None) - NOT_FOLLOWED.get(name, frozenset())
 
 
 def closure(roots: list[str]) -> list[str]:
@@ -121,9 +129,11 @@ def stage_roots(params: Params, exp_id: str, stage: str) -> list[str]:
     game_module = _game_module(e.game)
     roots = [f"boardrl.learn.{e.learner}", game_module, REFEREE_MODULES.get(game_module, game_module)]
     if stage == "train":
-        specs = [o.agent for o in params.curve_opponents(exp_id)]
         spec = getattr(params.learner_params(exp_id), "opponent", None)
-        return roots + list(TRAIN_CODE) + _agent_modules(e.game, specs + ([spec] if spec else []), params)
+        return roots + list(TRAIN_CODE) + _agent_modules(e.game, [spec] if spec else [], params)
+    if stage == "curve":
+        specs = [o.agent for o in params.curve_opponents(exp_id)]
+        return roots + list(CURVE_CODE) + _agent_modules(e.game, specs, params)
     specs = [o.agent for o in params.ladder(exp_id)]
     uci = list(UCI_CODE) if params.evaluate.per_game[e.game].uci is not None else []
     return roots + list(EVALUATE_CODE) + uci + _agent_modules(e.game, specs, params)
@@ -150,8 +160,12 @@ def code_fingerprint(roots: list[str]) -> dict[str, str]:
     return dict(sorted((str(f.relative_to(PACKAGE_DIR.parent)), _source_hash(f)) for f in files))
 
 
+SLICES = {"train": train_slice, "curve": curve_slice, "evaluate": evaluate_slice}
+
+
 def stage_inputs(params: Params, exp_id: str, stage: str, root: Path) -> dict[str, Any]:
-    """{"code": {source path: sha256}, "data": {path: sha256}} of one stage of ``exp_id``."""
+    """{"params": the stage's slice, "code": {source path: sha256}, "data": {path: sha256}} of one stage of
+    ``exp_id``."""
     code = code_fingerprint(stage_roots(params, exp_id, stage))
     data: dict[str, str] = {}
     e = params.experiment(exp_id)
@@ -160,7 +174,7 @@ def stage_inputs(params: Params, exp_id: str, stage: str, root: Path) -> dict[st
         table = Path(root) / UCI_TABLE
         data[str(UCI_TABLE)] = sha256(table) if table.is_file() else "missing"
     data.update(book_inputs(code))
-    return {"experiment": exp_id, "stage": stage, "code": code, "data": data}
+    return {"experiment": exp_id, "stage": stage, "params": SLICES[stage](params, exp_id), "code": code, "data": data}
 
 
 def book_inputs(code: dict[str, str]) -> dict[str, str]:
@@ -224,7 +238,7 @@ def write_inputs(params: Params, root: Path) -> list[Path]:
     written = []
     for exp_id in params.experiments:
         paths = ExperimentPaths(Path(root), exp_id)
-        for stage in ("train", "evaluate"):
+        for stage in SLICES:
             written.append(_write_if_changed(paths.inputs(stage), stage_inputs(params, exp_id, stage, root)))
     for sweep_id in params.sweeps:
         target = Path(root) / "build" / "inputs" / f"{sweep_id}.sweep.json"

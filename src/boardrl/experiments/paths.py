@@ -2,8 +2,12 @@
 
     models/<id>/seed-<k>/model/          the trained agent (agent.json + data files)
     models/<id>/seed-<k>/checkpoint/     only while training runs; an interrupted run resumes from it
+    models/<id>/seed-<k>/snapshots/      only while training runs: the snapshots saved so far (kept with the checkpoint)
+    snapshots/<id>/seed-<k>/<count>/     the frozen agent at each learning-curve point (count: where it was measured)
+    snapshots/<id>/seed-<k>/index.json   which points were measured where, and which snapshots exist
     results/train/<id>/seed-<k>/         summary.json (provenance of the training run)
-    results/curves/<id>/seed-<k>.tsv     the learning curve (a folder of curves only: `dvc plots` draws each file)
+    results/curves/<id>/seed-<k>.tsv     the learning curve, played by stage curve@<id> against the snapshots (a folder
+                                         of curves only: `dvc plots` draws each file)
     results/eval/<id>.json               every seed's evaluation and the spread across seeds
     results/metrics/<id>.json            the few headline numbers `dvc metrics show` lists
     build/inputs/<id>.<stage>.json       fingerprints of the code and data a stage of <id> uses
@@ -49,6 +53,18 @@ class ExperimentPaths:
 
     def checkpoint(self, seed: int) -> Path:
         return self.models / seed_dir_name(seed) / "checkpoint"
+
+    def snapshot_staging(self, seed: int) -> Path:
+        """Where training saves its snapshots until the seed's outputs are published (beside the checkpoint, and
+        removed with it: a resumed run still has the snapshots measured before the interruption)."""
+        return self.models / seed_dir_name(seed) / "snapshots"
+
+    @property
+    def snapshots(self) -> Path:
+        return self.root / "snapshots" / self.exp_id
+
+    def seed_snapshots(self, seed: int) -> Path:
+        return self.snapshots / seed_dir_name(seed)
 
     @property
     def train_results(self) -> Path:

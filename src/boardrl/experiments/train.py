@@ -1,11 +1,15 @@
 """Train every seed of one experiment: the train stage's work, callable from a library or a sweep as well.
 
-For each training seed: build the learner and its curve evaluator, train with checkpoints under
-``models/<id>/seed-<k>/checkpoint`` (a killed run resumes there), save the model atomically, write the curve and
-the provenance and the learner's per-run records (``Learner.records``: ``<name>.tsv`` beside summary.json),
-and log one nested MLflow run (params, curve metrics and training metrics with ``step``, the
-curve figure, the model) under the stage's parent run.  Seed directories of seeds no longer listed are removed,
-so the outputs always match the params.
+For each training seed: build the learner, train with checkpoints under ``models/<id>/seed-<k>/checkpoint`` (a
+killed run resumes there), saving a snapshot of the frozen agent at each learning-curve point
+(experiments/snapshots.py; stage curve@<id> plays the curve against them, so the curve's opponents and games per
+point retrain nothing), then publish the model, the snapshots (``snapshots/<id>/seed-<k>/``), the provenance and
+the learner's per-run records (``Learner.records``: ``<name>.tsv`` beside summary.json), and log one nested MLflow
+run (params, training metrics with ``step``, the model) under the stage's parent run.  Seed directories of seeds
+no longer listed are removed, so the outputs always match the params.
+
+``train_seed`` is the training itself.  By default it measures the learning curve during training (what a
+sweep's pruner listens to); the train stage asks it for snapshots instead.
 """
 
 from __future__ import annotations
@@ -21,10 +25,13 @@ from typing import Any
 from boardrl.atomic_io import atomic_directory, atomic_write_json, atomic_write_tsv, remove_stale_temporaries
 from boardrl.config import Params, eval_points, runtime_processes, train_slice
 from boardrl.errors import BoardRLError
-from boardrl.experiments.curve import CurveEvaluator, CurveOpponent, curve_rows
 from boardrl.experiments.guard import TrainerLock
-from boardrl.experiments.paths import SEED_DIR_PREFIX, ExperimentPaths, seed_dir_name, seeds_in
-from boardrl.tracking import curve as curves
+from boardrl.experiments.paths import ExperimentPaths, seed_dir_name, seeds_in
+from boardrl.experiments.publish import remove_stale_beside
+from boardrl.experiments.snapshots import SnapshotSaver, snapshot_index, stage_snapshots
+from boardrl.games import make_game
+from boardrl.learn import make_learner
+from boardrl.tracking.mlflow_runs import MetricsBuffer, close_stale_runs, stage_run
 from boardrl.tracking.provenance import collect, params_hash
 
 
@@ -38,52 +45,57 @@ class TrainedSeed:
     summary: dict[str, Any]
 
 
-def curve_opponents(params: Params, exp_id: str, game) -> list[CurveOpponent]:
-    from boardrl.agents import make_agent
-
-    return [CurveOpponent(o.key, make_agent(game, o.agent), o.games or params.train.eval_games)
-            for o in params.curve_opponents(exp_id)]
-
-
 def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, processes: int = 1,
                log_to_mlflow: bool = False, progress: bool = False, on_metrics=None, on_eval_extra=None,
-               verbose: bool | None = None):
-    """Train one seed of ``exp_id``; returns (agent, learner).  No files but the checkpoint are written.
+               verbose: bool | None = None, snapshots: Path | None = None):
+    """Train one seed of ``exp_id``; returns (agent, learner).  No files but the checkpoint (and snapshots).
 
-    ``on_eval_extra(step, record)`` is called after each evaluation point (a sweep's pruner listens there).
+    Without ``snapshots`` the learning curve is measured during training: ``learner.evaluations`` maps each
+    measured count to its record (curve rows and metrics), logged to the active MLflow run with
+    ``log_to_mlflow``, and ``on_eval_extra(step, record)`` is called after each point (a sweep's pruner listens
+    there).  With ``snapshots`` (a folder) nothing is played: the frozen agent of each point is saved as
+    ``snapshots/<count>/`` (none when the experiment has no curve opponents), as the train stage does.
     """
-    from boardrl.games import make_game
-    from boardrl.learn import make_learner
-
     e = params.experiment(exp_id)
     game = make_game(e.game)
     learner = make_learner(e.learner)
     lp = params.learner_params(exp_id)
     points = eval_points(learner.budget(lp), params.train.curve)
-    evaluator = CurveEvaluator(game, curve_opponents(params, exp_id, game), seed, processes,
-                               log_to_mlflow=log_to_mlflow, verbose=(not progress) if verbose is None else verbose)
+    if snapshots is not None:
+        on_eval, evaluator = (SnapshotSaver(snapshots) if params.curve_opponents(exp_id) else None), None
+    else:
+        evaluator = _curve_evaluator(params, exp_id, game, seed, processes, log_to_mlflow,
+                                     (not progress) if verbose is None else verbose)
 
-    def on_eval(step: int, agent) -> dict[str, Any]:
-        record = evaluator(step, agent)
-        if on_eval_extra is not None:
-            on_eval_extra(step, record)
-        return record
+        def on_eval(step: int, agent) -> dict[str, Any]:
+            record = evaluator(step, agent)
+            if on_eval_extra is not None:
+                on_eval_extra(step, record)
+            return record
 
     agent = learner.train(game, lp, seed=seed, checkpoint_dir=checkpoint_dir, eval_points=points,
                           on_eval=on_eval, on_metrics=on_metrics, progress=progress)
     missing = sorted(set(points) - set(learner.curve_points))
     if missing:
         raise BoardRLError(f"learning curve incomplete: no evaluation at {missing} {learner.unit}")
-    if log_to_mlflow:
+    if evaluator is not None and log_to_mlflow:
         evaluator.log_missing(learner.evaluations)
     return agent, learner
+
+
+def _curve_evaluator(params: Params, exp_id: str, game, seed: int, processes: int, log_to_mlflow: bool,
+                     verbose: bool):
+    """The in-training curve evaluator.  Imported here: the train stage never measures in training, so its code
+    fingerprint leaves the curve code out (experiments/inputs.py, ``NOT_FOLLOWED``)."""
+    from boardrl.experiments.curve import CurveEvaluator, curve_opponents
+
+    return CurveEvaluator(game, curve_opponents(params, exp_id, game), seed, processes, log_to_mlflow=log_to_mlflow,
+                          verbose=verbose)
 
 
 def run_train(params: Params, exp_id: str, root: Path, *, progress: bool = True) -> list[TrainedSeed]:
     """The train stage of ``exp_id`` under project ``root``: every seed, outputs, MLflow runs."""
     import mlflow
-
-    from boardrl.tracking.mlflow_runs import close_stale_runs, stage_run
 
     e = params.experiment(exp_id)
     paths = ExperimentPaths(Path(root), exp_id)
@@ -107,14 +119,13 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
                progress: bool) -> TrainedSeed:
     import mlflow
 
-    from boardrl.tracking.figures import curve_figure
-    from boardrl.tracking.mlflow_runs import MetricsBuffer, close_stale_runs, stage_run
     from boardrl.tracking.pyfunc import log_agent_model
 
     e = params.experiment(exp_id)
     t0 = time.perf_counter()
-    for d in (paths.models, paths.train_results, paths.model(seed).parent, paths.summary(seed).parent, paths.curves):
+    for d in (paths.models, paths.train_results, paths.model(seed).parent, paths.summary(seed).parent):
         remove_stale_temporaries(d)
+    remove_stale_beside(paths.seed_snapshots(seed))
     with stage_run(paths.root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id} seed {seed}",
                    params=sl, params_hash=phash, nested=True, experiment=exp_id, game=e.game, learner=e.learner,
                    seed=seed, profile=params.profile) as active:
@@ -123,25 +134,28 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
                          seed=str(seed))
         metrics = MetricsBuffer()
         agent, learner = train_seed(params, exp_id, seed, paths.checkpoint(seed), processes=runtime_processes(),
-                                    log_to_mlflow=True, progress=progress, on_metrics=metrics)
+                                    log_to_mlflow=True, progress=progress, on_metrics=metrics,
+                                    snapshots=paths.snapshot_staging(seed))
         metrics.flush()
         mlflow.set_tag("resumed_from", str(learner.resumed_from))
+        unit, budget = params.budget(exp_id)
+        index = snapshot_index(experiment=exp_id, game=e.game, learner=e.learner, seed=seed, unit=unit,
+                               budget=budget, curve_points=learner.curve_points,
+                               saved=bool(params.curve_opponents(exp_id)))
+        with atomic_directory(paths.seed_snapshots(seed)) as tmp:
+            stage_snapshots(paths.snapshot_staging(seed), tmp, index)
         with atomic_directory(paths.model(seed)) as tmp:
             agent.save(tmp)
-        rows = curve_rows(learner.evaluations)
-        curves.write_tsv(paths.curve(seed), rows)
-        mlflow.log_figure(curve_figure(rows, f"{exp_id} seed {seed}: learning curve"), "curve.png")
         log_agent_model(e.game, str(paths.model(seed)))  # an MLflow logged model (pyfunc: state rows -> moves)
-        mlflow.log_artifact(str(paths.curve(seed)))
         summary = collect(paths.root, experiment=exp_id, game=e.game, learner=e.learner, seed=seed,
-                          profile=params.profile, unit=learner.unit,
-                          budget=learner.budget(params.learner_params(exp_id)), params_slice=sl,
+                          profile=params.profile, unit=learner.unit, budget=budget, params_slice=sl,
                           seconds=time.perf_counter() - t0, mlflow_run_id=active.info.run_id).to_dict()
         atomic_write_json(paths.summary(seed), summary)
         mlflow.log_artifact(str(paths.summary(seed)))
         for record in write_records(paths.summary(seed).parent, learner.records()):
             mlflow.log_artifact(str(record))
         mlflow.log_metric("seconds", summary["seconds"])
+        shutil.rmtree(paths.snapshot_staging(seed), ignore_errors=True)
     print(f"train: {exp_id} seed {seed}: {summary['budget']} {summary['unit']} in {summary['seconds']:.1f} s",
           file=sys.stderr, flush=True)
     return TrainedSeed(seed, agent, learner.evaluations, summary)
@@ -176,11 +190,9 @@ def write_records(directory: Path, records: dict[str, list[dict[str, Any]]]) -> 
 
 
 def _remove_other_seeds(paths: ExperimentPaths, seeds: list[int]) -> None:
-    """Outputs of seeds no longer in the experiment go, so results always match the params."""
-    for base in (paths.models, paths.train_results):
+    """Outputs of seeds no longer in the experiment go, so results always match the params (the curve stage
+    writes the curves of the listed seeds only)."""
+    for base in (paths.models, paths.snapshots, paths.train_results):
         for s in seeds_in(base):
             if s not in seeds:
                 shutil.rmtree(base / seed_dir_name(s))
-    for curve in paths.curves.glob(f"{SEED_DIR_PREFIX}*.tsv") if paths.curves.is_dir() else []:
-        if curve.stem[len(SEED_DIR_PREFIX):] not in {str(s) for s in seeds}:
-            curve.unlink()
