@@ -15,7 +15,7 @@ from typing import Any
 from boardrl.config import Params
 from boardrl.sweeps.objective import SweepSettings
 from boardrl.sweeps.space import SpaceError, experiment_space
-from boardrl.sweeps.storage import SweepError, describe
+from boardrl.sweeps.storage import SweepError, describe, fail_stale_trials
 from boardrl.sweeps.study import SweepJob, counts, open_study, run_workers
 from boardrl.sweeps.tracking import SweepTracker, retry
 
@@ -65,16 +65,20 @@ def run_sweep(params: Params, settings: SweepSettings, *, root: Path, study_name
     game = params.experiment(settings.experiment).game
     uri = tracking_uri or mlflow_runs.tracking_uri(root)
     tags = {"stage": "sweep", "experiment": settings.experiment, "game": game, "profile": params.profile,
-            "storage": describe(storage_url), "git_commit": git_commit(root), "dvc_exp_name": dvc_exp_name() or ""}
+            "storage": describe(storage_url), "git_commit": git_commit(root), "dvc_exp_name": dvc_exp_name() or "",
+            mlflow_runs.WORKSPACE_TAG: mlflow_runs.workspace(root)}
     job = SweepJob(params=params, settings=settings, study_name=study_name, storage_url=storage_url,
                    n_trials=n_trials, sampler_seed=sampler_seed, timeout_s=timeout_s, tracking_uri=uri,
                    mlflow_experiment=game, artifact_location=_artifacts(root, game, tracking_uri), tags=tags,
                    processes=processes, mlflow_db=mlflow_runs.tracking_root(root) / mlflow_runs.DB_NAME,
                    prune=prune)
     study = open_study(job, create=True)  # once, before any worker: concurrent creation races on an RDB
-    tracker = SweepTracker(uri, game, job.artifact_location)
-    job.parent_run_id = tracker.parent_run(study, {**tags, "study": study_name})
-    _log_settings(tracker, job)
+    tracker = SweepTracker(uri, game, job.artifact_location)  # a damaged mlflow.db: one TrackingError line
+    fail_stale_trials(study)  # trials of workers killed earlier: FAILED (their runs closed), made up by this run
+    with mlflow_runs.tracking_errors(uri):
+        job.parent_run_id = tracker.parent_run(study, {**tags, "study": study_name})
+        tracker.close_abandoned(tags[mlflow_runs.WORKSPACE_TAG], settings.experiment, exclude=job.parent_run_id)
+        _log_settings(tracker, job)
     if create_only:
         return SweepResult(study_name, describe(storage_url), settings.experiment, counts(study)[0], None, None, {},
                            job.parent_run_id, [])

@@ -10,10 +10,14 @@
 - ``--jobs J`` starts J worker *processes* (not threads: training is CPU-bound Python and numba), each with its
   own seeded ``TPESampler(multivariate=True)`` (seed K + worker index) and a ``MedianPruner``.
 - Ctrl-C: Optuna marks the running trial FAILED and the MLflow trial run ends KILLED; the study stays resumable.
+- ``kill -9`` of a worker: its trial stops beating (``storage``), and the next worker that looks (each worker
+  before each trial, and every new command at its start) marks it FAILED and closes its MLflow run KILLED.  A
+  FAILED trial does not count toward ``--trials``, so it is made up by a new one.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import sys
@@ -24,7 +28,8 @@ from typing import Any
 
 from boardrl.config import Params
 from boardrl.sweeps.objective import Objective, SweepSettings
-from boardrl.sweeps.storage import SweepError, describe, is_journal, journal_path, make_storage
+from boardrl.sweeps.storage import (GRACE_S, SweepError, describe, fail_stale_trials, is_journal, journal_os_error,
+                                    journal_path, make_storage)
 from boardrl.sweeps.tracking import SweepTracker
 
 SETTINGS_ATTR = "settings"
@@ -82,7 +87,7 @@ def open_study(job: SweepJob, worker: int = 0, create: bool = False) -> Any:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)  # our own one line per trial says what happened
-    storage = make_storage(job.storage_url, job.mlflow_db)
+    storage = make_storage(job.storage_url, job.mlflow_db, on_stale=functools.partial(on_stale_trial, job))
     try:
         if create:
             study = optuna.create_study(study_name=job.study_name, storage=storage, direction="maximize",
@@ -92,6 +97,10 @@ def open_study(job: SweepJob, worker: int = 0, create: bool = False) -> Any:
                                       pruner=pruner(job))
     except SweepError:
         raise
+    except OSError as exc:  # the journal's lock file in a folder this user may not write
+        if is_journal(job.storage_url):
+            raise SweepError(journal_os_error(journal_path(job.storage_url), exc)) from None
+        raise SweepError(f"study {job.study_name!r} in {describe(job.storage_url)}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - storage errors surface here on first use
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         if is_journal(job.storage_url):
@@ -100,6 +109,27 @@ def open_study(job: SweepJob, worker: int = 0, create: bool = False) -> Any:
         raise SweepError(f"study {job.study_name!r} in {describe(job.storage_url)}: {first}") from None
     _check_settings(study, job)
     return study
+
+
+def on_stale_trial(job: SweepJob, study: Any, trial: Any) -> None:
+    """Optuna failed ``trial`` because its worker died: say so, and close its MLflow run KILLED.
+
+    Called by Optuna's ``fail_stale_trials`` in whichever process noticed.  A tracking store that cannot be
+    written is reported, not raised: the trial is already FAILED and this worker has trials to run.
+    """
+    from boardrl.sweeps.journal import trial_stale_reason
+
+    why = trial_stale_reason(trial, GRACE_S) or "its worker stopped beating"
+    print(f"sweep: {job.study_name} trial {trial.number}: failed ({why}); it will be made up",
+          file=sys.stderr, flush=True)
+    if not job.tracking_uri:
+        return
+    try:
+        tracker = SweepTracker(job.tracking_uri, job.mlflow_experiment, job.artifact_location)
+        tracker.close_trial_runs(job.study_name, trial.number, f"trial failed: {why}")
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        print(f"sweep: warning: trial {trial.number}'s MLflow run stays RUNNING: {str(exc).splitlines()[0]}",
+              file=sys.stderr, flush=True)
 
 
 def _check_settings(study: Any, job: SweepJob) -> None:
@@ -199,6 +229,7 @@ def work(job: SweepJob, worker: int = 0) -> None:
     while not objective.skipped:
         if _Interrupt.seen:
             raise KeyboardInterrupt
+        fail_stale_trials(study)  # a dead worker's trial must not count as running (optimize does it too)
         finished, running = counts(study)
         if finished + running >= job.n_trials or (deadline is not None and time.monotonic() >= deadline):
             return

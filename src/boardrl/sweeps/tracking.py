@@ -13,6 +13,11 @@ or param of the parent run at the same moment can both find it absent and both i
 on the store's unique key ("UNIQUE constraint failed" in SQLite, "violates unique constraint" in PostgreSQL).
 These writes are idempotent, so that is retried too: the retry finds the row and updates it (seen in the
 two-worker test on a busy machine).
+
+Every run records the process that writes it (``owner_*`` tags, ``boardrl.tracking.owner``) and the workspace, as
+stage runs do.  A killed worker's trial run is closed KILLED when Optuna fails its trial (``close_trial_runs``,
+the storage's stale-trial callback); a study's parent run whose command was killed is taken over by the next
+command on the study; other abandoned sweep runs of the workspace are closed when a sweep starts.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from __future__ import annotations
 import random
 import time
 from typing import Any, Callable, TypeVar
+
+from boardrl.tracking import owner
 
 T = TypeVar("T")
 RETRIES = 12
@@ -48,9 +55,13 @@ class SweepTracker:
     def __init__(self, tracking_uri: str, mlflow_experiment: str, artifact_location: str | None = None) -> None:
         from mlflow import MlflowClient
 
-        self.client = MlflowClient(tracking_uri=tracking_uri)
+        from boardrl.tracking.mlflow_runs import quiet_migrations, tracking_errors
+
+        quiet_migrations()
         self.tracking_uri = tracking_uri
-        self.experiment_id = retry(self._experiment_id, mlflow_experiment, artifact_location)
+        with tracking_errors(tracking_uri):  # a damaged or read-only mlflow.db: one line
+            self.client = MlflowClient(tracking_uri=tracking_uri)
+            self.experiment_id = retry(self._experiment_id, mlflow_experiment, artifact_location)
         self.runs: dict[int, str] = {}
 
     def _experiment_id(self, name: str, artifact_location: str | None) -> str:
@@ -60,23 +71,61 @@ class SweepTracker:
 
     # ------------------------------------------------------------------ the study's run
     def parent_run(self, study: Any, tags: dict[str, str]) -> str:
-        """The study's parent run id (created once and remembered in the study)."""
+        """The study's parent run id (created once and remembered in the study; taken over when abandoned)."""
         known = study.user_attrs.get(PARENT_ATTR)
         if known:
             try:
-                retry(self.client.get_run, known)
-                return known
+                run = retry(self.client.get_run, known)
             except Exception:  # noqa: BLE001 - another tracking store: start a parent here
-                pass
-        run = retry(self.client.create_run, self.experiment_id, tags={**tags, "mlflow.runName": f"sweep {study.study_name}"},
+                run = None
+            if run is not None:
+                self._take_over(run, tags)
+                return known
+        run = retry(self.client.create_run, self.experiment_id,
+                    tags={**tags, **owner.tags(), "mlflow.runName": f"sweep {study.study_name}"},
                     run_name=f"sweep {study.study_name}")
         study.set_user_attr(PARENT_ATTR, run.info.run_id)
         return run.info.run_id
 
+    def _take_over(self, run: Any, tags: dict[str, str]) -> None:
+        """Make this process the owner of a parent run that is ended or whose command is gone, and mark it
+        RUNNING while this command works (a command still running the study keeps it)."""
+        from boardrl.tracking.mlflow_runs import WORKSPACE_TAG
+
+        previous = owner.from_tags(run.data.tags)
+        if run.info.status == "RUNNING" and previous is not None and owner.alive(previous) is not False:
+            return
+        mine = {**owner.tags(), **({WORKSPACE_TAG: tags[WORKSPACE_TAG]} if WORKSPACE_TAG in tags else {})}
+        for key, value in mine.items():
+            retry(self.client.set_tag, run.info.run_id, key, value)
+        if run.info.status != "RUNNING":
+            retry(self.client.update_run, run.info.run_id, status="RUNNING")
+
+    def close_abandoned(self, here: str, experiment: str, exclude: str | None) -> list[str]:
+        """Close KILLED the sweep runs of ``experiment`` in workspace ``here`` whose process is gone."""
+        from boardrl.tracking.mlflow_runs import close_runs, find_stale_runs
+
+        stale = retry(find_stale_runs, self.client, self.experiment_id, here,
+                      {"stage": "sweep", "experiment": experiment}, exclude)
+        retry(close_runs, self.client, stale)
+        return list(stale)
+
+    def close_trial_runs(self, study_name: str, number: int, why: str) -> list[str]:
+        """End KILLED the RUNNING runs of trial ``number`` of ``study_name`` (its worker died), saying why."""
+        running = retry(self.client.search_runs, [self.experiment_id],
+                        filter_string="attributes.status = 'RUNNING'", max_results=10_000)
+        mine = [r.info.run_id for r in running
+                if r.data.tags.get("study") == study_name and r.data.tags.get("trial") == str(number)]
+        for run_id in mine:
+            retry(self.client.set_tag, run_id, "state", "killed")
+            retry(self.client.set_tag, run_id, "closed_because", why)
+            retry(self.client.set_terminated, run_id, "KILLED")
+        return mine
+
     # ------------------------------------------------------------------ one trial's run
     def start_trial(self, parent: str, trial: Any, params: dict[str, Any], tags: dict[str, str]) -> str:
         run = retry(self.client.create_run, self.experiment_id, run_name=f"trial {trial.number}",
-                    tags={**tags, "mlflow.parentRunId": parent, "trial": str(trial.number)})
+                    tags={**tags, **owner.tags(), "mlflow.parentRunId": parent, "trial": str(trial.number)})
         from mlflow.entities import Param
 
         retry(self.client.log_batch, run.info.run_id, params=[Param(k, str(v)) for k, v in sorted(params.items())])

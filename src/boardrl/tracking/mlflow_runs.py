@@ -10,6 +10,12 @@ Why these choices (DESIGN.md, issue 3):
   land in the project's database, not in the throw-away copy, so the tracking root is resolved past it.
 - Every run carries the tags a reader needs to find where a number came from: git commit, DVC experiment name,
   stage, game, agent, params hash, seed; and in a study's experiments the study and variation.
+- A stage killed with ``kill -9`` cannot end its run.  Every run therefore records its workspace
+  (``workspace_root``: the project copy it ran in, which differs for ``dvc exp run --temp``) and its owning
+  process (``owner_host``, ``owner_pid``, ``owner_started``), and ``stage_run`` closes, as KILLED, the RUNNING
+  runs of the same stage and labels whose owner is gone, in the same workspace only (or one deleted since).  A live
+  run, or one in another live copy of the project, is never touched (issue 34, items 5 and 8).
+- A damaged or unwritable ``mlflow.db`` is one ``TrackingError`` line, not a SQLAlchemy traceback.
 
 ``mlflow`` is imported lazily: it costs seconds, and the validation that precedes every stage must be instant.
 """
@@ -18,10 +24,13 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+from boardrl.errors import BoardRLError
+from boardrl.tracking import owner
 from boardrl.tracking.provenance import canonical_json, dvc_exp_name, git_commit, source_dirty
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,6 +40,14 @@ DB_NAME = "mlflow.db"
 ARTIFACTS_DIR = "mlartifacts"
 _DVC_TEMP_EXPS = (".dvc", "tmp", "exps")
 _MAX_PARAM_CHARS = 6000  # MLflow's limit on one param value
+WORKSPACE_TAG = "workspace_root"
+#: A RUNNING run without a recorded owner (made before owners were recorded) is closed only when older than this:
+#: nothing can tell whether its process lives, and a long training run must never be marked KILLED.
+LEGACY_AGE_S = 3 * 24 * 3600
+
+
+class TrackingError(BoardRLError):
+    """The MLflow tracking store cannot be read or written (a damaged or read-only ``mlflow.db``)."""
 
 
 def tracking_root(project_root: str | os.PathLike) -> Path:
@@ -54,10 +71,15 @@ def artifact_location(project_root: str | os.PathLike, experiment: str) -> str:
     return (tracking_root(project_root) / ARTIFACTS_DIR / experiment).as_uri()
 
 
+def quiet_migrations() -> None:
+    """Silence the schema-migration chatter MLflow logs on every new database."""
+    for name in ("alembic", "mlflow.store.db.utils"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def configure(project_root: str | os.PathLike) -> "mlflow":
     """Point MLflow at the project's database (this process and its children only); returns the module."""
-    for name in ("alembic", "mlflow.store.db.utils"):
-        logging.getLogger(name).setLevel(logging.WARNING)  # schema-migration chatter on every new database
+    quiet_migrations()
     import mlflow
 
     uri = tracking_uri(project_root)
@@ -125,20 +147,33 @@ def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
+def workspace(project_root: str | os.PathLike) -> str:
+    """The project copy a stage runs in (not ``tracking_root``: a DVC temp copy is a workspace of its own)."""
+    return Path(project_root).resolve().as_posix()
+
+
+def label_tags(labels: Mapping[str, Any]) -> dict[str, str]:
+    """Labels as MLflow stores them: strings, '' where a value does not apply."""
+    return {k: "" if v is None else str(v) for k, v in labels.items()}
+
+
 def run_tags(project_root: str | os.PathLike, *, stage: str, params_hash: str, **labels: Any) -> dict[str, str]:
     """The provenance tags of a stage run (strings, as MLflow stores them; '' where a value does not apply).
 
-    ``labels`` are what the run is about: experiment id, game, learner, seed, profile.
+    ``labels`` are what the run is about: experiment id, game, learner, seed, profile.  The workspace and owner
+    tags let a later stage tell a killed run from a live one.
     """
     commit = git_commit(project_root)
     dirty = source_dirty(project_root)
     tags = {
         "stage": stage,
-        **{k: "" if v is None else str(v) for k, v in labels.items()},
+        **label_tags(labels),
         "git_commit": commit,
         "source_dirty": "" if dirty is None else str(dirty).lower(),
         "dvc_exp_name": dvc_exp_name() or "",
         "params_hash": params_hash,
+        WORKSPACE_TAG: workspace(project_root),
+        **owner.tags(),
     }
     if commit != "unknown":
         tags["mlflow.source.git.commit"] = commit  # MLflow's own key: the UI shows it as the run's source version
@@ -179,35 +214,137 @@ def stage_run(
 ) -> Iterator["mlflow.ActiveRun"]:
     """An MLflow run for one stage execution (or, ``nested``, one seed of it), with params and provenance tags.
 
-    It ends FAILED on an exception (SIGTERM included: stage scripts turn it into SystemExit).
+    It ends FAILED on an exception (SIGTERM included: stage scripts turn it into SystemExit).  On start it closes
+    the runs a killed execution of the same stage and labels left RUNNING (``close_stale_runs``), so no stage
+    has to remember to.  A damaged or unwritable database is a ``TrackingError`` line.
     """
     mlflow = configure(project_root)
-    exp_id = ensure_experiment(project_root, mlflow_experiment)
-    tags = run_tags(project_root, stage=stage, params_hash=params_hash, **labels)
-    with mlflow.start_run(experiment_id=exp_id, run_name=run_name, tags=tags, nested=nested) as run:
-        flat = flatten(params)
-        if flat:
-            mlflow.log_params(flat)
-        yield run
+    with tracking_errors(tracking_uri(project_root)):
+        exp_id = ensure_experiment(project_root, mlflow_experiment)
+        tags = run_tags(project_root, stage=stage, params_hash=params_hash, **labels)
+        with mlflow.start_run(experiment_id=exp_id, run_name=run_name, tags=tags, nested=nested) as run:
+            close_stale_runs(exp_id, run.info.run_id, stage=stage, **labels)
+            flat = flatten(params)
+            if flat:
+                mlflow.log_params(flat)
+            yield run
 
 
 def close_stale_runs(mlflow_experiment_id: str, new_run_id: str, **labels: Any) -> list[str]:
-    """Mark RUNNING runs with these tags (a killed stage's) KILLED and link them to ``new_run_id``.
+    """Mark KILLED the RUNNING runs with these tags whose owning process is gone, and link them to ``new_run_id``.
 
-    Only call this while holding the experiment's trainer lock: then no other process can own such a run.
+    Only runs of ``new_run_id``'s workspace (or of a workspace deleted since, such as a finished DVC temp copy)
+    are candidates, and only when ``stale_reason`` finds their owner dead: a live run, here or in another copy
+    of the project, is never touched.  Each closed run gets ``superseded_by`` and ``closed_because`` tags.
     """
     import mlflow
 
     client = mlflow.MlflowClient()
-    where = " and ".join(f"tags.{k} = '{v}'" for k, v in labels.items())
-    stale = [r for r in client.search_runs([mlflow_experiment_id], filter_string=f"{where} and attributes.status = 'RUNNING'")
-             if r.info.run_id != new_run_id]
-    for r in stale:
-        client.set_tag(r.info.run_id, "superseded_by", new_run_id)
-        client.set_terminated(r.info.run_id, "KILLED")
+    here = client.get_run(new_run_id).data.tags.get(WORKSPACE_TAG, "")
+    stale = find_stale_runs(client, mlflow_experiment_id, here, label_tags(labels), exclude=new_run_id)
+    close_runs(client, stale, superseded_by=new_run_id)
     if stale:
-        client.set_tag(new_run_id, "resumes_runs", ",".join(r.info.run_id for r in stale))
-    return [r.info.run_id for r in stale]
+        client.set_tag(new_run_id, "resumes_runs", ",".join(stale))
+    return list(stale)
+
+
+def find_stale_runs(client: Any, mlflow_experiment_id: str, here: str, tags: Mapping[str, str],
+                    exclude: str | None = None) -> dict[str, str]:
+    """{run id: why} of the RUNNING runs carrying ``tags`` that ``stale_reason`` finds abandoned."""
+    running = client.search_runs([mlflow_experiment_id], filter_string="attributes.status = 'RUNNING'",
+                                 max_results=10_000)
+    found = {}
+    for r in running:
+        if r.info.run_id == exclude or any(r.data.tags.get(k) != v for k, v in tags.items()):
+            continue
+        why = stale_reason(r.data.tags, r.info.start_time, here)
+        if why is not None:
+            found[r.info.run_id] = why
+    return found
+
+
+def close_runs(client: Any, stale: Mapping[str, str], superseded_by: str | None = None,
+               status: str = "KILLED") -> None:
+    """End each run ``status`` with a ``closed_because`` tag (and ``superseded_by`` when given)."""
+    for run_id, why in stale.items():
+        if superseded_by:
+            client.set_tag(run_id, "superseded_by", superseded_by)
+        client.set_tag(run_id, "closed_because", why)
+        client.set_terminated(run_id, status)
+
+
+def stale_reason(tags: Mapping[str, str], start_time_ms: int | None, here: str) -> str | None:
+    """Why a RUNNING run with these tags is abandoned, seen from workspace ``here``; None while it may be live.
+
+    Abandoned: its owner process is gone from this host, in this workspace or in one that no longer exists; or,
+    for a run that recorded no owner, it started more than ``LEGACY_AGE_S`` ago.  A run owned by another host
+    is left alone: this host cannot see its process.
+    """
+    who = owner.from_tags(tags)
+    if who is None:
+        age = time.time() - (start_time_ms or 0) / 1000
+        return f"no owner recorded and started {age / 3600:.0f} h ago" if age > LEGACY_AGE_S else None
+    ws = tags.get(WORKSPACE_TAG, "")
+    if ws != here and (not ws or Path(ws).exists()):
+        return None  # another copy of the project: its own stages close its runs
+    if owner.alive(who) is not False:
+        return None
+    gone = "" if ws == here else f" and its workspace {ws} is gone"
+    return f"its process ({owner.describe(who)}) ended without closing it{gone}"
+
+
+@contextmanager
+def tracking_errors(uri: str) -> Iterator[None]:
+    """Turn a database error of the tracking store (damaged file, read-only file or folder) into one line."""
+    try:
+        yield
+    except BoardRLError:
+        raise
+    except Exception as exc:
+        db = database_error(exc)
+        if db is None:
+            raise
+        raise TrackingError(database_message(uri, db)) from None
+
+
+def database_error(exc: BaseException) -> BaseException | None:
+    """The SQLAlchemy or sqlite3 error behind ``exc`` (MLflow wraps them in MlflowException), else None."""
+    import sqlite3
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, (SQLAlchemyError, sqlite3.Error)):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+def database_message(uri: str, err: BaseException) -> str:
+    """One line naming the database and what to do: a damaged file is moved away, a read-only one fixed."""
+    lines = str(getattr(err, "orig", None) or err).strip().splitlines()
+    reason = lines[0] if lines else type(err).__name__
+    if reason.startswith("(") and ") " in reason:  # SQLAlchemy's "(sqlite3.OperationalError) message"
+        reason = reason.split(") ", 1)[1]
+    where = uri.split(":///", 1)[1] if uri.startswith("sqlite:///") else _hide_password(uri)
+    low = reason.lower()
+    if any(w in low for w in ("not a database", "malformed", "corrupt")):
+        return f"the MLflow database {where} is damaged ({reason}): move it away to start a new one"
+    if any(w in low for w in ("readonly", "read-only", "unable to open", "permission denied")):
+        return f"cannot write the MLflow database {where} ({reason}): check the permissions of it and its folder"
+    return f"the MLflow database {where}: {reason}"
+
+
+def _hide_password(uri: str) -> str:
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(uri).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - only for display
+        return uri.split("@")[-1]
 
 
 class MetricsBuffer:
