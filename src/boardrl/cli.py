@@ -426,17 +426,19 @@ def sweep(
                f"{result.best_score:.4f} (trial {result.best_trial})")
     for f in result.files:
         typer.echo(f"  {f}")
-    typer.echo(f"apply: boardrl sweep --apply {name}" + (f" --storage {storage}" if storage else ""))
+    import shlex
+
+    typer.echo("apply: " + shlex.join(["boardrl", "sweep", "--apply", name, *(["--storage", storage] if storage else [])]))
 
 
 def _apply_best(name: str, storage: str | None, run_it: bool) -> None:
-    """Print (and with --run, run) the dvc exp run command for the study's best trial."""
-    import shlex
+    """Print (and with --run, run) the dvc exp run command for the study's best trial: one line a person can
+    paste into a shell (values quoted once, ``sweeps.outputs.apply_line``)."""
     import subprocess
 
     import optuna
 
-    from boardrl.sweeps.outputs import apply_command
+    from boardrl.sweeps.outputs import apply_command, apply_line
     from boardrl.sweeps.storage import SweepError, describe, make_storage
 
     url = storage or f"journal:{SWEEP_DIR / (name + '.journal')}"
@@ -451,10 +453,9 @@ def _apply_best(name: str, storage: str | None, run_it: bool) -> None:
     experiment = found.user_attrs.get("settings", {}).get("experiment")
     if not experiment:
         raise SweepError(f"study {name!r} was not made by boardrl sweep (no experiment recorded)")
-    cmd = apply_command(found, experiment)
-    typer.echo(shlex.join(cmd) + f"    # best trial {best.number}, score {best.value:.4f}")
+    typer.echo(apply_line(found, experiment) + f"    # best trial {best.number}, score {best.value:.4f}")
     if run_it:
-        raise SystemExit(subprocess.call(cmd))
+        raise SystemExit(subprocess.call(apply_command(found, experiment)))
 
 
 # ---------------------------------------------------------------------------------------------- study

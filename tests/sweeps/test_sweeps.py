@@ -56,12 +56,15 @@ def load(project: Path, name: str):
 def test_objective_with_a_fixed_trial_is_deterministic_and_scores_in_range():
     params = parse_params(small_params())
     settings = resolve_settings(params, EXP, {"gamma": None}, budget=300, seeds=[0, 1])
-    values = {"alpha": 0.3, "init_std": 0.1, "exploration.schedule": "constant", "exploration.start": 1.0,
-              "exploration.end": 0.1, "exploration.decay_games": 1000}
-    first = Objective(params, settings)(optuna.trial.FixedTrial(values))
+    values = {"alpha": 0.3, "init_std": 0.1, "exploration.schedule": "linear", "exploration.start": 1.0,
+              "exploration.end/exploration.start": 0.1, "exploration.decay_games/budget": 0.5}
+    trial = optuna.trial.FixedTrial(values)
+    first = Objective(params, settings)(trial)
     again = Objective(params, settings)(optuna.trial.FixedTrial(values))
     other = Objective(params, settings)(optuna.trial.FixedTrial({**values, "alpha": 0.02}))
     assert 0.0 <= first <= 1.0 and first == again and other != first
+    learned = trial.user_attrs["learner_values"]  # fractions multiplied out: of start, of the 300-game budget
+    assert learned["exploration.end"] == pytest.approx(0.1) and learned["exploration.decay_games"] == 150
 
 
 def test_three_trial_sweep_end_to_end_with_two_workers(project):
@@ -90,6 +93,10 @@ def test_three_trial_sweep_end_to_end_with_two_workers(project):
     merged = merge(small_params(), {"experiments": best["experiments"]})
     assert parse_params(merged).learner_params(EXP).alpha == study.best_params["alpha"]  # the train stage takes it
     assert (project / "sweeps" / EXP / "trials.csv").read_text().count("\n") == len(study.trials) + 1
+    header = (project / "sweeps" / EXP / "trials.csv").read_text().splitlines()[0].split(",")
+    assert header[:3] == ["number", "value", "state"] and "params_alpha" in header
+    assert not any("/" in c for c in header)  # learner params, not the fractions Optuna drew
+    assert study.metric_names == ["score (win + draw/2)"]  # the dashboard's label, not "Objective 0"
     assert (project / "sweeps" / EXP / "figures" / "history.png").is_file()
 
 
@@ -138,15 +145,20 @@ def test_apply_prints_a_command_dvc_accepts(project):
     assert shown.returncode == 0, shown.stderr
     import shlex
 
-    cmd = shlex.split(shown.stdout.split("    #")[0])
+    line = shown.stdout.split("    #")[0]
+    assert "'\"'\"'" not in line and "exploration.schedule=" in line  # pastes as printed: no '"'"' quoting
+    cmd = shlex.split(line)
     assert cmd[:3] == ["dvc", "exp", "run"] and cmd[3] == "-S"
     from dvc.utils.hydra import apply_overrides
+
+    from boardrl.sweeps.space import get_dotted, trial_values
 
     before = yaml.safe_load((project / "params.yaml").read_text())
     apply_overrides(project / "params.yaml", cmd[4::2])
     after = yaml.safe_load((project / "params.yaml").read_text())
-    learner = parse_params(after).learner_params(EXP)
-    assert learner.alpha == load(project, EXP).best_params["alpha"]
+    learner = parse_params(after).learner_params(EXP).model_dump()
+    best = trial_values(load(project, EXP).best_trial)
+    assert best and {k: get_dotted(learner, k) for k in best} == best
     assert after["experiments"][EXP]["params"]["games"] == before["experiments"][EXP]["params"]["games"]
 
 

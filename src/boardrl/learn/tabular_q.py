@@ -40,7 +40,7 @@ from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 from boardrl.learn.slots import GameSlots, segment_stop, waves
-from boardrl.sweeps.space import choices, floats, ints
+from boardrl.sweeps.space import BUDGET, choices, floats, fraction_of
 
 SEATS = {"first": 0, "second": 1}
 
@@ -234,6 +234,10 @@ class _Trainer:
             lp[restart] = self._learner_players(slots.number[restart])
 
 
+#: The schedules that move from start to end (a sweep draws their end and decay only then).
+_DECAYING = {"exploration.schedule": ["linear", "exponential"]}
+
+
 class TabularQLearner(Learner):
     """Tabular Q-learning (see the module docstring); the loop, checkpoints and eval points are the base's."""
 
@@ -242,15 +246,17 @@ class TabularQLearner(Learner):
     unit = "games"
     small_run = ("tictactoe", {"games": 600, "parallel_games": 64, "opponent": "random", "exploration": {
         "schedule": "exponential", "start": 1.0, "end": 0.1, "decay_games": 300}})
-    #: What a sweep varies (boardrl.sweeps.space); params.yaml `sweeps.<id>.space` may narrow it.
+    #: What a sweep varies (boardrl.sweeps.space); params.yaml `sweeps.<id>.space` may narrow it.  A decaying
+    #: schedule's end is drawn as a fraction of its start (it never starts below its end) and its decay as a
+    #: fraction of the trial's budget (it never outlasts training); a constant schedule draws neither.
     search_space = {
         "alpha": floats(0.01, 1.0, log=True),
         "gamma": floats(0.8, 1.0),
         "init_std": floats(0.0, 1.0),
         "exploration.schedule": choices("constant", "linear", "exponential"),
         "exploration.start": floats(0.05, 1.0),
-        "exploration.end": floats(0.0, 0.3),
-        "exploration.decay_games": ints(1_000, 1_000_000, log=True),
+        "exploration.end": fraction_of("exploration.start", 0.0, 0.5, when=_DECAYING),
+        "exploration.decay_games": fraction_of(BUDGET, 0.01, 1.0, log=True, when=_DECAYING),
     }
 
     def check_game(self, game: Game, params: TabularQParams) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from boardrl.config import Params
 from boardrl.experiments.curve import score
-from boardrl.sweeps.space import Space, set_dotted
+from boardrl.sweeps.space import Space, learner_base, set_dotted, suggest_values
 
 #: ``on_report(trial, step, value)``: where intermediate values also go (the MLflow trial run).
 ReportHook = Callable[[Any, int, float], None]
@@ -63,7 +63,13 @@ class Objective:
         self.params, self.settings, self.processes, self.on_report = params, settings, processes, on_report
 
     def suggest(self, trial: Any) -> dict[str, Any]:
-        return {key: dim.suggest(trial, key) for key, dim in sorted(self.settings.space.items())}
+        """The learner values (dotted keys) of this trial: fractions multiplied out by the experiment's params
+        and the sweep's budget, conditional dimensions only where they apply (``sweeps.space``)."""
+        from boardrl.learn import learner_class
+
+        cls = learner_class(self.params.experiment(self.settings.experiment).learner)
+        base, budget = learner_base(cls.params_model, cls.unit, trial_learner_params(self.params, self.settings, {}))
+        return suggest_values(self.settings.space, trial, base, budget)
 
     def __call__(self, trial: Any) -> float:
         import optuna
