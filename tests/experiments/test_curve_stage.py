@@ -55,7 +55,8 @@ def test_the_curve_from_snapshots_equals_the_curve_measured_in_training(name, tm
     published = tmp_path / "snapshots"
     published.mkdir()
     stage_snapshots(tmp_path / "staging", published, index)
-    assert read_index(published)["snapshots"] == sorted(learner.evaluations) == sorted(set(learner.curve_points.values()))
+    measured = sorted(set(learner.curve_points.values()))
+    assert read_index(published)["snapshots"] == sorted(learner.evaluations) == measured
     rows = snapshot_curve(game, name, opponents(game), SEED, published, verbose=False)
     assert rows and rows == curve_rows(learner.evaluations)
 

@@ -76,6 +76,20 @@ def test_resume_after_kills_equals_uninterrupted_run(tmp_path):
     assert not (ck / MANIFEST).exists()  # a finished run leaves no checkpoint behind
 
 
+def test_keep_checkpoint_leaves_the_last_checkpoint_for_the_caller_to_clear(tmp_path):
+    """The train stage clears the checkpoint only after it has published the outputs (experiments/train.py)."""
+    learner = make_learner("tabular_q")
+    kept = learner.train(TTT, PARAMS, seed=11, checkpoint_dir=tmp_path / "ck", eval_points=POINTS,
+                         keep_checkpoint=True)
+    assert json.loads((tmp_path / "ck" / MANIFEST).read_text())["done"] == 2_048  # the last segment's start
+    again = make_learner("tabular_q")
+    resumed = again.train(TTT, PARAMS, seed=11, checkpoint_dir=tmp_path / "ck", eval_points=POINTS)
+    assert again.resumed_from == 2_048 and not (tmp_path / "ck").exists()  # the default clears it at the end
+    assert all(np.array_equal(a, b) for a, b in zip(sorted_table(kept), sorted_table(resumed)))
+    learner.checkpoint.clear()  # what the caller does once its outputs are in place: nothing left to clear here
+    assert not (tmp_path / "ck").exists()
+
+
 def test_checkpoint_of_other_params_is_ignored(tmp_path):
     ck = tmp_path / "ck"
     def die_at_1000(n, agent):

@@ -8,7 +8,7 @@ afterwards from the snapshot saved at that point (``run_curve``, the pipeline's 
 Why a stage of its own: the curve's opponents and games per point cannot change a model, so changing them must
 not retrain it.  The train stage saves a snapshot at each point (experiments/snapshots.py) and measures nothing;
 curve@<id> depends on those snapshots and on ``config.curve_slice`` (through build/inputs/<id>.curve.json).  It
-writes results/curves/<id>/seed-<k>.tsv for every seed at once (a new folder swapped in: all seeds or none) and
+writes results/curves/<id>/seed-<k>.tsv for every seed at once (a new folder switched in: all seeds or none) and
 logs one MLflow run per execution with a nested run per seed: the curve metrics with ``step`` = training
 progress and the curve figure.  Not into the seed's train run: a curve measured again with other opponents or
 games would pile a second set of values onto the same steps of the same metric, which MLflow cannot tell apart;
@@ -25,12 +25,11 @@ from typing import Any
 
 from boardrl.agents import make_agent
 from boardrl.agents.base import Agent
-from boardrl.atomic_io import atomic_directory
 from boardrl.config import Params, curve_slice, runtime_processes
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import SEATS
 from boardrl.experiments.paths import ExperimentPaths
-from boardrl.experiments.publish import remove_stale_beside
+from boardrl.experiments.publish import Publication, publish_all, recover, remove_stale_beside
 from boardrl.experiments.snapshots import read_index
 from boardrl.games import make_game
 from boardrl.games.base import Game
@@ -162,20 +161,28 @@ def run_curve(params: Params, exp_id: str, root: Path, *, verbose: bool = True) 
     labels = dict(experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile)
     for seed in e.seeds:  # every seed's snapshots before any work: a missing one is one line, nothing written
         checked_index(paths.seed_snapshots(seed), game, e.learner, seed, bool(opponents))
-    remove_stale_beside(paths.curves)
+    if recover(paths.stage_journal("curve")):
+        print(f"curve: {exp_id}: completed the publication of its curves that an interrupted run left halfway",
+              file=sys.stderr, flush=True)
+    for target in (paths.curves, paths.stage_journal("curve")):
+        remove_stale_beside(target)
     out: dict[int, list[list[Any]]] = {}
+
+    def play(pub: Publication) -> None:
+        folder = pub.stage_directory(paths.curves)
+        for seed in e.seeds:
+            with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"curve {exp_id} seed {seed}",
+                           params=sl, params_hash=phash, nested=True, seed=seed, **labels) as active:
+                out[seed] = snapshot_curve(game, e.learner, opponents, seed, paths.seed_snapshots(seed),
+                                           runtime_processes(), verbose)
+                tsv = curves.write_tsv(folder / f"seed-{seed}.tsv", out[seed])
+                mlflow.log_artifact(str(tsv))
+                mlflow.log_figure(curve_figure(out[seed], f"{exp_id} seed {seed}: learning curve"), "curve.png")
+                _link_train_run(paths, seed, active.info.run_id)
+
     with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"curve {exp_id}", params=sl,
                    params_hash=phash, seeds=",".join(map(str, e.seeds)), **labels):
-        with atomic_directory(paths.curves) as tmp:
-            for seed in e.seeds:
-                with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"curve {exp_id} seed {seed}",
-                               params=sl, params_hash=phash, nested=True, seed=seed, **labels) as active:
-                    out[seed] = snapshot_curve(game, e.learner, opponents, seed, paths.seed_snapshots(seed),
-                                               runtime_processes(), verbose)
-                    tsv = curves.write_tsv(tmp / f"seed-{seed}.tsv", out[seed])
-                    mlflow.log_artifact(str(tsv))
-                    mlflow.log_figure(curve_figure(out[seed], f"{exp_id} seed {seed}: learning curve"), "curve.png")
-                    _link_train_run(paths, seed, active.info.run_id)
+        publish_all(paths.stage_journal("curve"), play, f"curve: {exp_id}")
     return out
 
 

@@ -6,7 +6,9 @@ game's referee (for Connect 4 also per phase of the game: opening, middle, end; 
 seat (the whole tree walked, evaluate/exact_loss.py), and for Connect 4 the UCI start-position protocols and, for
 agents with a value, its accuracy on the UCI labels.  Across seeds: the interquartile mean and a bootstrap interval of
 each headline number (evaluate/seeds.py).  Evaluation games and position sets come from ``evaluate.seed``, the
-same for every seed and experiment, so differences between seeds are the models' own.
+same for every seed and experiment, so differences between seeds are the models' own.  results/eval/<id>.json and
+results/metrics/<id>.json are published together (experiments/publish.py): never the metrics of one evaluation
+beside the results of another.
 
 Imports are at module level except the UCI protocols', which only Connect 4 experiments use: the stage's code
 fingerprint (experiments/inputs.py) counts this module's function-level imports only where they are used.
@@ -35,6 +37,7 @@ from boardrl.evaluate.phases import rates_by_phase
 from boardrl.evaluate.seeds import across_seeds
 from boardrl.evaluate.stats import SEATS
 from boardrl.experiments.paths import ExperimentPaths
+from boardrl.experiments.publish import Publication, publish_all, recover, remove_stale_beside
 from boardrl.experiments.referee import judged_path, optimal_set, phase_position_sets
 from boardrl.games import make_game
 from boardrl.learn import load_agent
@@ -282,6 +285,15 @@ def headline(exp_id: str, results: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _recover(paths: ExperimentPaths, exp_id: str) -> None:
+    """Before anything else: finish an output switch a killed run left halfway, then clear its temporaries."""
+    if recover(paths.stage_journal("evaluate")):
+        print(f"evaluate: {exp_id}: completed the publication of its outputs that an interrupted run left halfway",
+              file=sys.stderr, flush=True)
+    for target in (paths.evaluation, paths.metrics, paths.stage_journal("evaluate")):
+        remove_stale_beside(target)
+
+
 def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
     """The evaluate stage of ``exp_id`` under project ``root``: every seed's model, outputs, MLflow runs."""
     import mlflow
@@ -290,6 +302,7 @@ def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
     e = params.experiment(exp_id)
     root = Path(root)
     paths = ExperimentPaths(root, exp_id)
+    _recover(paths, exp_id)
     game = make_game(e.game)
     unit, budget = params.budget(exp_id)
     sl = evaluate_slice(params, exp_id)
@@ -318,10 +331,17 @@ def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
         results["across_seeds"] = spread(per_seed, params.evaluate.seed)
         for key, value in _flat_spread(results["across_seeds"]).items():
             mlflow.log_metric(metric_key(*key.split("/")), value, step=budget)
-        atomic_write_json(paths.evaluation, results)
-        atomic_write_json(paths.metrics, headline(exp_id, results))
+        publish_all(paths.stage_journal("evaluate"), lambda pub: _stage_results(pub, paths, exp_id, results),
+                    f"evaluate: {exp_id}")
         mlflow.log_artifact(str(paths.evaluation))
     return results
+
+
+def _stage_results(pub: Publication, paths: ExperimentPaths, exp_id: str, results: dict[str, Any]) -> None:
+    """Both outputs beside their targets: the full results and the headline metrics drawn from them (published
+    together, so `dvc metrics show` never lists numbers of another evaluation than results/eval holds)."""
+    atomic_write_json(pub.stage_file(paths.evaluation), results)
+    atomic_write_json(pub.stage_file(paths.metrics), headline(exp_id, results))
 
 
 def _flat_spread(agg: dict[str, Any]) -> dict[str, float]:

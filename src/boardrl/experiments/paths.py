@@ -1,8 +1,8 @@
 """Where one experiment's outputs live: a single definition shared by the stages, the registry and the tests.
 
     models/<id>/seed-<k>/model/          the trained agent (agent.json + data files)
-    models/<id>/seed-<k>/checkpoint/     only while training runs; an interrupted run resumes from it
-    models/<id>/seed-<k>/snapshots/      only while training runs: the snapshots saved so far (kept with the checkpoint)
+    models/<id>/seed-<k>/checkpoint/     until the seed's outputs are published; an interrupted run resumes from it
+    models/<id>/seed-<k>/snapshots/      likewise: the snapshots saved so far (kept with the checkpoint)
     snapshots/<id>/seed-<k>/<count>/     the frozen agent at each learning-curve point (count: where it was measured)
     snapshots/<id>/seed-<k>/index.json   which points were measured where, and which snapshots exist
     results/train/<id>/seed-<k>/         summary.json (provenance of the training run)
@@ -59,6 +59,10 @@ class ExperimentPaths:
         removed with it: a resumed run still has the snapshots measured before the interruption)."""
         return self.models / seed_dir_name(seed) / "snapshots"
 
+    def publish_journal(self, seed: int) -> Path:
+        """The train stage's journal of a seed's output switch, while one is in progress (experiments/publish.py)."""
+        return self.models / seed_dir_name(seed) / ".publish.tmp-journal"
+
     @property
     def snapshots(self) -> Path:
         return self.root / "snapshots" / self.exp_id
@@ -87,6 +91,11 @@ class ExperimentPaths:
     @property
     def metrics(self) -> Path:
         return self.root / "results" / "metrics" / f"{self.exp_id}.json"
+
+    def stage_journal(self, stage: str) -> Path:
+        """The journal of an output switch in progress of stage ``curve`` or ``evaluate`` (experiments/publish.py)."""
+        folder = self.curves.parent if stage == "curve" else self.evaluation.parent
+        return folder / f".{self.exp_id}.{stage}.tmp-journal"
 
     def inputs(self, stage: str) -> Path:
         return self.root / "build" / "inputs" / f"{self.exp_id}.{stage}.json"

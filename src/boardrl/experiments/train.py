@@ -4,9 +4,11 @@ For each training seed: build the learner, train with checkpoints under ``models
 killed run resumes there), saving a snapshot of the frozen agent at each learning-curve point
 (experiments/snapshots.py; stage curve@<id> plays the curve against them, so the curve's opponents and games per
 point retrain nothing), then publish the model, the snapshots (``snapshots/<id>/seed-<k>/``), the provenance and
-the learner's per-run records (``Learner.records``: ``<name>.tsv`` beside summary.json), and log one nested MLflow
-run (params, training metrics with ``step``, the model) under the stage's parent run.  Seed directories of seeds
-no longer listed are removed, so the outputs always match the params.
+the learner's per-run records (``Learner.records``: ``<name>.tsv`` beside summary.json) all or nothing
+(experiments/publish.py), and only then remove the checkpoint: a failure to write any of them leaves the previous
+outputs whole and the training resumable.  One nested MLflow run per seed (params, training metrics with
+``step``, the model) under the stage's parent run.  Seed directories of seeds no longer listed are removed, so
+the outputs always match the params.
 
 ``train_seed`` is the training itself.  By default it measures the learning curve during training (what a
 sweep's pruner listens to); the train stage asks it for snapshots instead.
@@ -22,15 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from boardrl.atomic_io import atomic_directory, atomic_write_json, atomic_write_tsv, remove_stale_temporaries
+from boardrl.atomic_io import atomic_write_json, atomic_write_tsv, remove_stale_temporaries
 from boardrl.config import Params, eval_points, runtime_processes, train_slice
 from boardrl.errors import BoardRLError
 from boardrl.experiments.guard import TrainerLock
 from boardrl.experiments.paths import ExperimentPaths, seed_dir_name, seeds_in
-from boardrl.experiments.publish import remove_stale_beside
+from boardrl.experiments.publish import Publication, publish_all, recover
 from boardrl.experiments.snapshots import SnapshotSaver, snapshot_index, stage_snapshots
 from boardrl.games import make_game
 from boardrl.learn import make_learner
+from boardrl.learn.base import MANIFEST
 from boardrl.tracking.mlflow_runs import MetricsBuffer, close_stale_runs, stage_run
 from boardrl.tracking.provenance import collect, params_hash
 
@@ -47,7 +50,7 @@ class TrainedSeed:
 
 def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, processes: int = 1,
                log_to_mlflow: bool = False, progress: bool = False, on_metrics=None, on_eval_extra=None,
-               verbose: bool | None = None, snapshots: Path | None = None):
+               verbose: bool | None = None, snapshots: Path | None = None, keep_checkpoint: bool = False):
     """Train one seed of ``exp_id``; returns (agent, learner).  No files but the checkpoint (and snapshots).
 
     Without ``snapshots`` the learning curve is measured during training: ``learner.evaluations`` maps each
@@ -55,6 +58,7 @@ def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, 
     ``log_to_mlflow``, and ``on_eval_extra(step, record)`` is called after each point (a sweep's pruner listens
     there).  With ``snapshots`` (a folder) nothing is played: the frozen agent of each point is saved as
     ``snapshots/<count>/`` (none when the experiment has no curve opponents), as the train stage does.
+    ``keep_checkpoint``: the caller clears ``learner.checkpoint`` once it has published the results.
     """
     e = params.experiment(exp_id)
     game = make_game(e.game)
@@ -74,7 +78,7 @@ def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, 
             return record
 
     agent = learner.train(game, lp, seed=seed, checkpoint_dir=checkpoint_dir, eval_points=points,
-                          on_eval=on_eval, on_metrics=on_metrics, progress=progress)
+                          on_eval=on_eval, on_metrics=on_metrics, progress=progress, keep_checkpoint=keep_checkpoint)
     missing = sorted(set(points) - set(learner.curve_points))
     if missing:
         raise BoardRLError(f"learning curve incomplete: no evaluation at {missing} {learner.unit}")
@@ -103,6 +107,7 @@ def run_train(params: Params, exp_id: str, root: Path, *, progress: bool = True)
     phash = params_hash(sl)
     out = []
     with TrainerLock(paths.models, f"experiment {exp_id}"):
+        _recover(paths, exp_id, e.seeds)
         _remove_other_seeds(paths, e.seeds)
         with stage_run(root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id}", params=sl,
                        params_hash=phash, experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile,
@@ -115,6 +120,16 @@ def run_train(params: Params, exp_id: str, root: Path, *, progress: bool = True)
     return out
 
 
+def _recover(paths: ExperimentPaths, exp_id: str, seeds: list[int]) -> None:
+    """Before anything else: finish the output switches a killed run left halfway, then clear the temporaries."""
+    for seed in seeds:
+        if recover(paths.publish_journal(seed)):
+            print(f"train: {exp_id} seed {seed}: completed the publication of its outputs that an interrupted run "
+                  f"left halfway", file=sys.stderr, flush=True)
+    for d in (paths.models, paths.snapshots, paths.train_results):
+        remove_stale_temporaries(d)
+
+
 def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, sl: dict, phash: str,
                progress: bool) -> TrainedSeed:
     import mlflow
@@ -123,9 +138,8 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
 
     e = params.experiment(exp_id)
     t0 = time.perf_counter()
-    for d in (paths.models, paths.train_results, paths.model(seed).parent, paths.summary(seed).parent):
+    for d in (paths.model(seed).parent, paths.summary(seed).parent, paths.snapshot_staging(seed)):
         remove_stale_temporaries(d)
-    remove_stale_beside(paths.seed_snapshots(seed))
     with stage_run(paths.root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id} seed {seed}",
                    params=sl, params_hash=phash, nested=True, experiment=exp_id, game=e.game, learner=e.learner,
                    seed=seed, profile=params.profile) as active:
@@ -135,30 +149,46 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
         metrics = MetricsBuffer()
         agent, learner = train_seed(params, exp_id, seed, paths.checkpoint(seed), processes=runtime_processes(),
                                     log_to_mlflow=True, progress=progress, on_metrics=metrics,
-                                    snapshots=paths.snapshot_staging(seed))
+                                    snapshots=paths.snapshot_staging(seed), keep_checkpoint=True)
         metrics.flush()
         mlflow.set_tag("resumed_from", str(learner.resumed_from))
         unit, budget = params.budget(exp_id)
         index = snapshot_index(experiment=exp_id, game=e.game, learner=e.learner, seed=seed, unit=unit,
                                budget=budget, curve_points=learner.curve_points,
                                saved=bool(params.curve_opponents(exp_id)))
-        with atomic_directory(paths.seed_snapshots(seed)) as tmp:
-            stage_snapshots(paths.snapshot_staging(seed), tmp, index)
-        with atomic_directory(paths.model(seed)) as tmp:
-            agent.save(tmp)
-        log_agent_model(e.game, str(paths.model(seed)))  # an MLflow logged model (pyfunc: state rows -> moves)
         summary = collect(paths.root, experiment=exp_id, game=e.game, learner=e.learner, seed=seed,
                           profile=params.profile, unit=learner.unit, budget=budget, params_slice=sl,
                           seconds=time.perf_counter() - t0, mlflow_run_id=active.info.run_id).to_dict()
-        atomic_write_json(paths.summary(seed), summary)
-        mlflow.log_artifact(str(paths.summary(seed)))
-        for record in write_records(paths.summary(seed).parent, learner.records()):
-            mlflow.log_artifact(str(record))
-        mlflow.log_metric("seconds", summary["seconds"])
+        records = learner.records()
+        publish_all(paths.publish_journal(seed),
+                    lambda pub: _stage_seed(pub, paths, seed, agent, index, summary, records),
+                    f"train: {exp_id} seed {seed}", _checkpoint_left(paths, seed))
+        learner.checkpoint.clear()  # only now: the outputs the training produced are in place
         shutil.rmtree(paths.snapshot_staging(seed), ignore_errors=True)
+        log_agent_model(e.game, str(paths.model(seed)))  # an MLflow logged model (pyfunc: state rows -> moves)
+        for path in [paths.summary(seed), *sorted(paths.summary(seed).parent.glob("*.tsv"))]:
+            mlflow.log_artifact(str(path))
+        mlflow.log_metric("seconds", summary["seconds"])
     print(f"train: {exp_id} seed {seed}: {summary['budget']} {summary['unit']} in {summary['seconds']:.1f} s",
           file=sys.stderr, flush=True)
     return TrainedSeed(seed, agent, learner.evaluations, summary)
+
+
+def _stage_seed(pub: Publication, paths: ExperimentPaths, seed: int, agent: Any, index: dict[str, Any],
+                summary: dict[str, Any], records: dict[str, list[dict[str, Any]]]) -> None:
+    """Write every output of one seed beside its target: snapshots, model, summary and records."""
+    stage_snapshots(paths.snapshot_staging(seed), pub.stage_directory(paths.seed_snapshots(seed)), index)
+    agent.save(pub.stage_directory(paths.model(seed)))
+    results = pub.stage_directory(paths.summary(seed).parent)
+    atomic_write_json(results / paths.summary(seed).name, summary)
+    write_records(results, records)
+
+
+def _checkpoint_left(paths: ExperimentPaths, seed: int) -> str:
+    """What a failed publication leaves to resume from, said truly."""
+    if (paths.checkpoint(seed) / MANIFEST).is_file():
+        return f"the checkpoint is kept ({paths.checkpoint(seed)}): a rerun resumes from it"
+    return "there is no checkpoint (the run was shorter than checkpoint_every): a rerun trains from the start"
 
 
 RECORD_NAME = re.compile(r"^[A-Za-z0-9_-]+$")

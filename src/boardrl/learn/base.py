@@ -27,7 +27,9 @@ A learner subclass implements ``setup`` (fresh state from the seed), ``train_seg
 in flight at the count it returns), ``state_dict``/``load_state_dict`` and
 ``snapshot`` (a frozen agent of the current state); optionally ``records`` (per-run tables, e.g. a value
 trace, that the pipeline writes beside the run's summary).  The checkpoint directory is removed when training
-completes: a checkpoint only ever stands for an unfinished run.
+completes: a checkpoint only ever stands for an unfinished run, or, with ``keep_checkpoint``, for a run whose
+results are not yet safely written: the caller (the pipeline's train stage) clears it through
+``learner.checkpoint`` once they are, so a failure to write them loses no training.
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ class Learner(ABC):
         self.evaluations: dict[int, Any] = {}  # measured count -> on_eval's record
         self.curve_points: dict[int, int] = {}  # requested eval point -> the count it was measured at
         self.resumed_from = 0  # units done when this process started (0: a fresh run)
+        self.checkpoint: Checkpoint | None = None  # the last run's checkpoint (``train(keep_checkpoint=True)``)
         self._on_metrics: MetricsCallback | None = None
 
     # ------------------------------------------------------------------ what a learner writes
@@ -199,11 +202,13 @@ class Learner(ABC):
         on_metrics: MetricsCallback | None = None,
         opponent: Agent | None = None,
         progress: bool = False,
+        keep_checkpoint: bool = False,
     ) -> Agent:
         """Train (resuming from ``checkpoint_dir`` when it holds this run's checkpoint) and return the agent.
 
         ``opponent`` (an Agent) overrides the params' opponent spec.  ``learner.evaluations`` maps each eval
-        point to what ``on_eval`` returned there, across interruptions.
+        point to what ``on_eval`` returned there, across interruptions.  ``keep_checkpoint``: leave the last
+        checkpoint for the caller to clear (``learner.checkpoint.clear()``) after it has published the results.
         """
         p = self.check_params(params)
         total = self.budget(p)
@@ -212,6 +217,7 @@ class Learner(ABC):
         opp = opponent if opponent is not None else self._make_opponent(game, self.opponent_spec(p))
         extra_fp = [repr(opponent)] if opponent is not None else []
         ckpt = Checkpoint(checkpoint_dir, fingerprint(self.name, game, p, seed, points + extra_fp))
+        self.checkpoint = ckpt
         self._on_metrics = on_metrics
         self.setup(game, p, seed, opp)
         done, seconds = self._restore(ckpt)
@@ -231,7 +237,8 @@ class Learner(ABC):
                     self._evaluate(done, due, on_eval)
                 if done < total:
                     self._save(ckpt, done, seconds + time.perf_counter() - t0)
-        ckpt.clear()
+        if not keep_checkpoint:
+            ckpt.clear()
         agent = self.final_agent()
         agent.stats = {**getattr(agent, "stats", {}), "seconds": seconds + time.perf_counter() - t0}
         return agent
