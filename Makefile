@@ -40,9 +40,12 @@ study: $(STAMP)
 	@test -n "$(NAME)" || { echo "error: make study NAME=<a study of studies/>" >&2; exit 2; }
 	PATH="$(CURDIR)/.venv/bin:$$PATH" .venv/bin/boardrl study $(NAME) --jobs $(JOBS)
 
-# MLflow UI over the project's tracking database: http://127.0.0.1:5000
+# MLflow UI over the project's tracking database: http://127.0.0.1:$(UI_PORT).  MLflow's own server, set up by
+# boardrl.tracking.mlflow_ui so that experiments open in their runs table with the headline metrics as columns and
+# the Assistant closed (MLflow 3.17 opens its GenAI view otherwise), without its unused job runner, one worker.
+UI_PORT ?= 5000
 ui: $(STAMP)
-	.venv/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port 5000
+	$(PY) -m boardrl.tracking.mlflow_ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT)
 
 # Play any agent in the browser, with the referee's exact values: http://127.0.0.1:8000 (`boardrl serve`).
 # Trained models are found under models/ (`model:<experiment id>`).

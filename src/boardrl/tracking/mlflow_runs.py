@@ -88,7 +88,9 @@ def configure(project_root: str | os.PathLike) -> "mlflow":
     return mlflow
 
 
-#: MLflow 3 opens experiments without this tag in its GenAI view (an empty Traces page); ours train models.
+#: Declares our experiments model training (MLflow's documented tag; some 3.x UIs ask for it otherwise).  MLflow
+#: 3.17's UI does not read it to choose its view (the browser's workflow switch decides): ``make ui`` sets that
+#: (``tracking/mlflow_ui.py``).
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 DEFAULT_EXPERIMENT_ID = "0"
 
