@@ -1,12 +1,14 @@
-"""DVC stage `report`: results/ -> reports/ (report.md, index.html, figures/*.png), docs/headline.json, README.md.
+"""DVC stage `report`: results/ -> reports/ (an index and a page per game), docs/headline.json, README.md.
 
     python pipeline/report.py [--results results] [--out reports] [--ui http://127.0.0.1:5000]
     python pipeline/report.py --readme-only     # README's headline block from the committed docs/headline.json
 
 Reads every experiment under results/ (results/train/<id>/seed-<k>/summary.json, results/curves/<id>/seed-<k>.tsv and
 results/eval/<id>.json; the UCI data checks of the prepare stage when present) and writes the report
-atomically: a failed build leaves the previous report.  Then the headline table (report/headline.py): its data to
-docs/headline.json (committed to git), and its Markdown into README.md between the headline markers.  README is
+atomically: a failed build leaves the previous report.  The report is an index (report.md and index.html: the
+headline table, contents, every experiment linked to its section, the reference systems' numbers beside ours)
+and one page per game (<game>.md and <game>.html), with figures/*.png.  Then the headline table
+(report/headline.py): its data to docs/headline.json (committed to git), and its Markdown into README.md between the headline markers.  README is
 not a DVC output (people edit the rest of it); tests/report/test_headline.py checks that its block is what
 docs/headline.json renders to, and `--readme-only` renews the block without results (after a renderer change).
 Bad or missing results give one line `error: ...` on stderr and exit status 2.

@@ -130,6 +130,19 @@ def c4_eval() -> dict[str, Any]:
             "budget": 200000, "seeds": {"0": block}, "across_seeds": across}
 
 
+def dab_eval(exp_id: str, win: float) -> dict[str, Any]:
+    """The eval file of a 2x2 Dots and Boxes table (one seed) that wins ``win`` of its games against each of seed
+    001's players, losing the rest."""
+    opponents = ("random", "moderate", "advanced")
+    block = {"opponents": {o: {s: seat(win, 0.0, round(1 - win, 6), 1000) for s in SEATS} for o in opponents},
+             "optimal_move_rate": None, "optimal_move": None, "uci": None,
+             "provenance": provenance("eval", exp_id, "dots_and_boxes_2x2", 0, budget=100)}
+    across = {"seeds": [0], "opponents": {o: {k: spread([v]) for k, v in zip(OUTCOMES, (win, 0.0, round(1 - win, 6)))}
+                                          for o in opponents}, "optimal_move_rate": None}
+    return {"experiment": exp_id, "game": "dots_and_boxes_2x2", "learner": "tabular_q", "profile": "default",
+            "unit": "games", "budget": 100, "seeds": {"0": block}, "across_seeds": across}
+
+
 def write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))

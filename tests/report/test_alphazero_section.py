@@ -11,7 +11,7 @@ import yaml
 from boardrl.report import build_report, markdown
 from boardrl.report.alphazero_section import (EXPECTED, TITLE, Settings, alphazero_blocks, experiment_section,
                                               settings, target_items)
-from boardrl.report.comparison import seed_rows
+from boardrl.report.comparison import Notes, best_cell, reproduction_cell
 from boardrl.report.document import Table
 from boardrl.report.links import Links
 from boardrl.report.results import Experiment, SeedResult
@@ -259,12 +259,12 @@ def test_seed003_alphazero_rows_compare_a_score_against_perfect_per_seat():
                                                                 ("perfect", "as_second", "score")]
     exp_id = "tictactoe_seed003_alphazero"
     e = experiment(exp_id, "tictactoe", az_seed(exp_id, "tictactoe", {"perfect": vs((0, 300, 0), (0, 290, 10))}))
-    first, second = (seed_rows(n, {exp_id: e}, {}, LINKS)[0] for n in rows)
-    said = [markdown.inline(cell, markdown._Links()) for cell in (first[7], second[7])]
-    assert said[0].startswith("[0.500 [0.500, 0.500] (300 games)][r1] → reproduced")
-    assert said[1].startswith("[0.483 [") and said[1].endswith(" → not reached")
-    assert [sp.text for sp in first[8]] == ["tictactoe_alphazero"]  # our best of its kind, not in this tree
-    assert [sp.text for sp in first[9]] == ["not run yet"]
+    first, second = (reproduction_cell(n, {exp_id: e}, {}, LINKS, Notes()) for n in rows)
+    said = [markdown.inline(cell, markdown._Links()) for cell in (first, second)]
+    assert said[0].startswith(f"`{exp_id}` (4,096 games): [0.500 [0.500, 0.500] (300 games)][r1] → reproduced")
+    assert said[1].startswith(f"`{exp_id}` (4,096 games): [0.483 [") and said[1].endswith(" → not reached")
+    best = best_cell(rows[0], {exp_id: e}, LINKS, Notes())  # our best of its kind, not in this tree
+    assert [sp.text for sp in best] == ["tictactoe_alphazero", ": not run yet"]
 
 
 @pytest.mark.parametrize("game", ["tictactoe", "connect4", "dots_and_boxes_3x3", "conniption"])

@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from boardrl.evaluate.stats import wilson_interval as wilson
-from boardrl.report.comparison import Pooled, verdict
+from boardrl.report.comparison import Notes, Pooled, judged, verdict
+from boardrl.report.links import Links
 from boardrl.report.seeds import SEED_NUMBERS
 
 
@@ -24,8 +25,8 @@ def test_the_table_uses_the_known_wilson_interval():
 
 
 @pytest.mark.parametrize("wins, published, expected", [
-    (0, 0.0, "reproduced (within the interval)"),  # 0 of 100 against a published 0-100: on the interval's end
-    (100, 1.0, "reproduced (within the interval)"),
+    (0, 0.0, "reproduced"),  # 0 of 100 against a published 0-100: on the interval's end
+    (100, 1.0, "reproduced"),
     (60, 0.17, "beaten"),
     (5, 0.43, "not reached"),
 ])
@@ -36,11 +37,24 @@ def test_verdict_by_where_the_published_figure_sits(wins, published, expected):
     assert text == expected
 
 
-def test_a_reason_follows_a_difference_but_not_a_reproduction():
+def test_a_reason_is_a_note_after_a_difference_but_not_after_a_reproduction():
     p = Pooled(5, 0, 95, 1, {})
-    value, lo, hi = p.measure("win")
-    assert verdict(_row(value=0.43, reason="why"), lo, hi, value) == "not reached: why"
-    assert verdict(_row(value=0.05, reason="why"), lo, hi, value) == "reproduced (within the interval)"
+    notes = Notes()
+    differs = judged(_row(value=0.43, reason="why"), p, Links(), notes, best=False)
+    same = judged(_row(value=0.05, reason="why"), p, Links(), notes, best=False)
+    assert [s.text for s in differs[1:]] == [" → not reached", " ¹"]
+    assert [s.text for s in same[1:]] == [" → reproduced"]
+    assert notes.texts == ["Why ours differs: why."]
+
+
+def test_a_note_said_twice_keeps_its_first_number():
+    notes = Notes()
+    marks = [notes.mark(t).text for t in ("a", "b", "a", "c", "b")] + [notes.mark(f"n{k}").text for k in range(8)]
+    assert marks[:5] == [" ¹", " ²", " ¹", " ³", " ²"] and marks[-1] == " ¹¹"
+    assert notes.texts[:3] == ["a", "b", "c"]
+    listed = notes.since(3)[0]
+    assert listed.start == 3 and [item[0].text for item in listed.items][:2] == ["c", "n0"]
+    assert notes.since(len(notes.texts) + 1) == []
 
 
 def test_loss_is_lower_is_better_and_marks_are_pass_or_fail():

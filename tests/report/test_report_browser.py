@@ -16,7 +16,7 @@ import matplotlib.image
 import pytest
 
 from boardrl.report import build_report
-from boardrl.report.browser import check_plots, check_report, find_chromium
+from boardrl.report.browser import check_plots, check_report, find_chromium, linked_pages
 from report.results_tree import TTT, make_results
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +48,15 @@ def test_nothing_sticks_out_at_1400_px(report, tmp_path):
     img = matplotlib.image.imread(shot)
     assert img.shape[1] == 1400 and img.shape[0] == v["pageHeight"]  # the whole page, not just the window
     assert img[..., :3].std() > 0.05
+
+
+def test_every_game_page_fits_and_the_index_links_to_each(report):
+    pages = linked_pages(report / "index.html")
+    assert sorted(p.name for p in pages) == ["connect4.html", "dots_and_boxes_2x2.html", "tictactoe.html"]
+    for page in pages:
+        problems, res = check_report(page, width=1400)
+        assert problems == [] and res.value["tables"] >= 1, page.name
+        assert res.network_requests == [], page.name
 
 
 def test_the_check_sees_a_table_cut_off(tmp_path):

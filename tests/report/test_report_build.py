@@ -1,4 +1,7 @@
-"""The report stage on a small synthetic results/ tree in the layout the train and evaluate stages write."""
+"""The report stage on a small synthetic results/ tree in the layout the train and evaluate stages write.
+
+The report is an index (report.md / index.html) and one page per game (<game>.md / <game>.html).
+"""
 
 from __future__ import annotations
 
@@ -12,13 +15,15 @@ import matplotlib.image
 import pytest
 
 from boardrl.report import ReportError, build_report
-from boardrl.report.comparison import SEED_TABLE_HEADER
-from boardrl.report.seeds import LEARNER_KINDS, SEED_NUMBERS
-from report.results_tree import (BASELINE, C4, COMMIT, DAB, SLOW, TTT, TTT_WINS, make_results, run_id, ttt_eval, write_json,
-                                 write_train)
+from boardrl.report.build import SEEDS_TITLE
+from boardrl.report.comparison import SEED_TABLE_HEADER, protocol_note
+from boardrl.report.seeds import LEARNER_KINDS, SEED_NUMBERS, SYSTEMS
+from report.results_tree import (BASELINE, C4, COMMIT, DAB, SLOW, TTT, TTT_WINS, dab_eval, make_results, run_id,
+                                 ttt_eval, write_json, write_train)
 
 ROOT = Path(__file__).resolve().parents[2]
-N_FILES = 10  # report.md, index.html and 8 figures
+GAMES = ("connect4", "dots_and_boxes_2x2", "tictactoe")  # the synthetic tree's, in the report's order
+N_FILES = 16  # report.md, index.html, a .md and an .html per game, and 8 figures
 
 
 @pytest.fixture
@@ -40,7 +45,14 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def md(built) -> str:
+    """The index page's Markdown."""
     return (built[1] / "report.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def ttt(built) -> str:
+    """The tic-tac-toe page's Markdown."""
+    return (built[1] / "tictactoe.md").read_text()
 
 
 def run_link(run: str) -> str:
@@ -70,40 +82,114 @@ def unlinked(line: str) -> str:
     return re.sub(r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\[r\d+\]", r"\1", line)
 
 
-def test_report_files_exist_and_figures_are_png(built, md):
+def test_report_files_exist_and_figures_are_png(built):
     _, out = built
     names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert names == {
-        "report.md", "index.html", f"figures/curve_{TTT}.png", f"figures/curve_{SLOW}.png",
+        "report.md", "index.html", *(f"{g}.{ext}" for g in GAMES for ext in ("md", "html")),
+        f"figures/curve_{TTT}.png", f"figures/curve_{SLOW}.png",
         f"figures/curve_{DAB}.png", f"figures/wdl_{TTT}.png", f"figures/wdl_{SLOW}.png", f"figures/wdl_{C4}.png",
-        f"figures/uci_{C4}.png", "figures/optimal_move_rates.png",
+        f"figures/uci_{C4}.png", "figures/optimal_move_rates_tictactoe.png",
     }
+    md = "".join(p.read_text() for p in out.glob("*.md"))
     for p in out.glob("figures/*.png"):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         img = matplotlib.image.imread(p)
         assert img.ndim == 3 and img.shape[0] > 200 and img.shape[1] > 300
         assert img[..., :3].std() > 0.05  # something was drawn
-    for name in names - {"report.md", "index.html"}:
+    for name in (n for n in names if n.startswith("figures/")):
         assert f"]({name})" in md  # every figure is shown in the report
 
 
-def test_profile_and_title_lines(md):
-    assert md.startswith("# boardrl: results\n\nParams profile: `default` (every experiment below).\n")
+def test_profile_and_title_lines(md, ttt):
+    assert md.startswith("# boardrl: results\n\nParams profile: `default` (every experiment).\n\n"
+                         f"Every run at git commit `{COMMIT[:10]}`.\n")
     assert (f"`{TTT}`: tabular_q on tictactoe, 200,000 games of training per seed, seeds 0, 1, 2, profile "
-            "`default`.") in section(md, TTT)
-    assert f"`{SLOW}`: tabular_q on tictactoe, 20,000 games of training per seed, seeds 0, profile" in md
+            "`default`.") in section(ttt, TTT)
+    assert f"`{SLOW}`: tabular_q on tictactoe, 20,000 games of training per seed, seed 0, profile" in ttt
 
 
-def test_two_experiments_of_one_game_and_learner_coexist(md):
-    rows = [ln for ln in md.splitlines() if ln.startswith(f"| `{TTT}") or ln.startswith(f"| `{SLOW}")]
-    assert f"| `{TTT}` | tictactoe | tabular_q | 200,000 games | 0, 1, 2 | 0, 1, 2 | `default` |" in rows
-    assert f"| `{SLOW}` | tictactoe | tabular_q | 20,000 games | 0 | 0 | `default` |" in rows
-    assert f"\n## {TTT}\n" in md and f"\n## {SLOW}\n" in md
-    assert "| 90.0% [89.0, 91.0] |" in unlinked(section(md, SLOW))  # SLOW's own numbers in its own section
-    assert "90.0%" not in section(md, TTT)
+def test_two_experiments_of_one_game_and_learner_coexist(md, ttt):
+    rows = [unlinked(ln) for ln in md.splitlines() if ln.startswith(f"| [`{TTT}") or ln.startswith(f"| [`{SLOW}")]
+    assert f"| `{TTT}` | tictactoe | tabular_q | 200,000 games | seeds 0, 1, 2 | all |" in rows
+    assert f"| `{SLOW}` | tictactoe | tabular_q | 20,000 games | seed 0 | all |" in rows
+    assert f"\n## {TTT}\n" in ttt and f"\n## {SLOW}\n" in ttt
+    assert "| 90.0% [89.0, 91.0] |" in unlinked(section(ttt, SLOW))  # SLOW's own numbers in its own section
+    assert "90.0%" not in section(ttt, TTT)
 
 
-def test_three_seeds_show_the_iqm_interval_and_each_seed(md):
+def test_experiment_ids_link_to_their_sections_on_their_game_pages(md):
+    table = md.split("\n## Experiments\n", 1)[1].split("\n## ", 1)[0]
+    assert link_of(table + md, f"`{TTT}`").split(" ")[1] == f"<tictactoe.md#{TTT}>"
+    assert link_of(md, f"`{C4}`").split(" ")[1] == f"<connect4.md#{C4}>"
+    assert link_of(md, "dots_and_boxes_2x2").split(" ")[1] == "<dots_and_boxes_2x2.md>"  # the game: its page
+    ids = {TTT, SLOW, DAB, C4}
+    for exp_id in ids:  # wherever the index names an experiment of the results, the name is a link
+        shown = [m.start() for m in re.finditer(re.escape(f"`{exp_id}`"), md)]
+        assert shown and all(md[i - 1] == "[" and md[i + len(exp_id) + 2:].startswith("][r") for i in shown), exp_id
+    assert "`tictactoe_seed000_exp03`: not run yet" in md  # an id without results has no section to link to
+
+
+def test_contents_link_every_section_and_every_game_page(md):
+    head, rest = md.split("\n## Contents\n\n", 1)
+    assert "Every run at git commit" in head and "\n## " not in head  # the contents come before any section
+    items = rest.split("\n\n", 1)[0].splitlines()
+    sections = re.findall(r"^## (.*)$", rest, re.M)
+    assert [unlinked(i)[2:].split(":")[0] for i in items] == [s.split(":")[0] for s in sections]
+    assert sections[:3] == ["Headline", "Experiments", SEEDS_TITLE]
+    assert unlinked(items[1]) == ("- Experiments: one page per game: connect4 (1), dots_and_boxes_2x2 (1), "
+                                  "tictactoe (2)")
+    assert [d.split(" ")[0] for d in links_in(md, items[1])] == [
+        "<#experiments>", "<connect4.md>", "<dots_and_boxes_2x2.md>", "<tictactoe.md>"]
+
+
+def test_a_game_page_has_its_contents_and_links_back_to_the_index(ttt):
+    head, rest = ttt.split("\n## Contents\n\n", 1)
+    assert head.startswith("# boardrl results: tictactoe\n") and link_of(ttt, "index").split(" ")[1] == "<report.md>"
+    items = [unlinked(i) for i in rest.split("\n\n", 1)[0].splitlines()]
+    assert items == [f"- {TTT}", f"- {SLOW}", "- Optimal-move rates", "- Provenance"]
+
+
+def _slugs(md: str) -> set[str]:
+    """GitHub's anchors of a Markdown page's headings (lower case, punctuation but - and _ dropped, spaces as
+    -, a repeated anchor numbered -1, -2, ...)."""
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in re.findall(r"^#+ (.*)$", md, re.M):
+        base = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def test_every_link_inside_the_report_lands_on_a_heading(built):
+    """Markdown: a page of the report and one of its GitHub heading anchors; HTML: a page and an element id."""
+    _, out = built
+    checked = 0
+    for page in out.glob("*.md"):
+        for target in re.findall(r"^\[r\d+\]: <([^>]*)>", page.read_text(), re.M):
+            if target.startswith("http"):
+                continue
+            name, _, anchor = target.partition("#")
+            dest = out / name if name else page
+            assert dest.is_file(), (page.name, target)
+            assert not anchor or anchor in _slugs(dest.read_text()), (page.name, target)
+            checked += 1
+    for page in out.glob("*.html"):
+        for target in re.findall(r'href="([^"]*)"', page.read_text()):
+            if target.startswith("http"):
+                continue
+            name, _, anchor = target.partition("#")
+            dest = out / name if name else page
+            assert dest.is_file(), (page.name, target)
+            assert not anchor or f' id="{anchor}"' in dest.read_text(), (page.name, target)
+            checked += 1
+    assert checked > 50
+
+
+def test_three_seeds_show_the_iqm_interval_and_each_seed(ttt):
+    md = ttt
     sec = section(md, TTT)
     assert "| Opponent | Measure | IQM [95% interval] | Seed 0 | Seed 1 | Seed 2 |" in sec
     win = next(ln for ln in sec.splitlines() if ln.startswith("| random | win |"))
@@ -116,9 +202,12 @@ def test_three_seeds_show_the_iqm_interval_and_each_seed(md):
     assert "one line per seed" in sec
 
 
-def test_one_seed_has_no_interval_across_seeds(md):
-    win = next(ln for ln in section(md, SLOW).splitlines() if ln.startswith("| random | win |"))
-    assert unlinked(win) == "| random | win | 90.0% (one seed) | 90.0% |"
+def test_one_seed_has_no_across_seeds_summary(ttt):
+    """One seed's "IQM" is its own value: the section shows it once, in the per-seed table."""
+    sec = section(ttt, SLOW)
+    assert "### Across seeds" not in sec and "one seed" not in sec and "Over 1 seed" not in sec
+    assert "| 0 | random | combined | 90.0% [89.0, 91.0] |" in unlinked(sec)
+    assert "### Across seeds" in section(ttt, TTT)
 
 
 def test_a_statistic_missing_across_seeds_reads_n_a(results, tmp_path):
@@ -127,86 +216,172 @@ def test_a_statistic_missing_across_seeds_reads_n_a(results, tmp_path):
     data["across_seeds"]["opponents"]["perfect"]["win"] = None  # what evaluate writes when a seed lacks the number
     path.write_text(json.dumps(data))
     build_report(results, tmp_path / "reports")
-    sec = section((tmp_path / "reports" / "report.md").read_text(), TTT)
+    sec = section((tmp_path / "reports" / "tictactoe.md").read_text(), TTT)
     assert "| perfect | win | n/a | n/a | n/a | n/a |" in sec
 
 
-def test_markdown_holds_the_numbers_with_their_provenance(md):
+def test_markdown_holds_the_numbers_with_their_provenance(built, md, ttt):
     # seed 0's win rate vs random with its Wilson interval, linked to seed 0's evaluate run, the commit in the title
-    assert link_of(md, "98.8% [97.8, 99.8]").endswith(
+    assert link_of(ttt, "98.8% [97.8, 99.8]").endswith(
         f"{run_link(run_id('eval', TTT, 0))} \"MLflow run {run_id('eval', TTT, 0)}, git commit {COMMIT}\"")
-    assert run_link(run_id("eval", TTT, 1)) in link_of(md, "97.0% [96.0, 98.0]")
-    assert run_link(run_id("train", DAB, 0)) in link_of(md, "50,000 games")  # training budget: the train run
-    assert "| 12.5 s |" in md and f"commit `{COMMIT[:10]}`" in md
-    sec = section(md, TTT)
+    assert run_link(run_id("eval", TTT, 1)) in link_of(ttt, "97.0% [96.0, 98.0]")
+    dab, c4 = ((built[1] / f"{g}.md").read_text() for g in ("dots_and_boxes_2x2", "connect4"))
+    assert run_link(run_id("train", DAB, 0)) in link_of(dab, "50,000 games")  # training budget: the train run
+    assert "| 12.5 s |" in ttt
+    sec = section(ttt, TTT)
     assert "seed 1: [99.0% [98.8, 99.2]]" in sec and "on 2,000 positions" in sec
-    assert "61.2% [60.2, 62.2]" in md  # UCI seed-000 protocol, win positions
-    assert "Not evaluated yet" in section(md, DAB)  # dots and boxes has a curve only
-    assert "No learning curve yet" in section(md, C4)
-    assert "Where we deliberately differ from the seeds" in md and "42nd piece" in md
+    assert "61.2% [60.2, 62.2]" in c4  # UCI seed-000 protocol, win positions
+    assert "Not evaluated yet" in section(dab, DAB)  # dots and boxes has a curve only
+    assert "No learning curve yet" in section(c4, C4)
+    assert "Where we deliberately differ from the reference systems" in md and "42nd piece" in md
 
 
-def test_provenance_has_a_row_per_seed(md):
-    rows = [unlinked(ln) for ln in md.splitlines() if ln.startswith(f"| `{TTT}` | ")]
+def shown_text(md: str) -> str:
+    """A Markdown page without its reference-link definitions (which hold the links' tooltips)."""
+    return "\n".join(ln for ln in md.splitlines() if not re.match(r"\[r\d+\]: ", ln))
+
+
+def test_the_commit_is_said_once(built, md):
+    """In the index's header; a game page says it in its header too, and no provenance cell repeats it (a number's
+    tooltip still names it)."""
+    assert shown_text(md).count(COMMIT[:10]) == 1 and f"Every run at git commit `{COMMIT[:10]}`." in md
+    for game in GAMES:
+        page = (built[1] / f"{game}.md").read_text()
+        assert shown_text(page).count(COMMIT[:10]) == 1 and "· commit" not in page, game
+    assert f"git commit {COMMIT}\"" in (built[1] / "tictactoe.md").read_text()
+
+
+def test_a_run_at_another_commit_names_its_commit_in_its_row(results, tmp_path):
+    path = results / "eval" / f"{TTT}.json"
+    data = json.loads(path.read_text())
+    data["seeds"]["1"]["provenance"]["git_commit"] = "fedcba9876" * 4
+    write_json(path, data)
+    build_report(results, tmp_path / "reports")
+    md, ttt = ((tmp_path / "reports" / name).read_text() for name in ("report.md", "tictactoe.md"))
+    assert f"Git commit `{COMMIT[:10]}` for 10 of 11 runs; a provenance row names its commit where it differs." in md
+    rows = [unlinked(ln) for ln in ttt.splitlines() if ln.startswith(f"| [`{TTT}`][") and "| 12.5 s |" in ln]
+    assert [r.count("· commit `fedcba9876`") for r in rows] == [0, 1, 0] and "· commit `0123" not in ttt
+
+
+def test_provenance_has_a_row_per_seed(ttt):
+    part = ttt.split("\n## Provenance\n", 1)[1].splitlines()
+    rows = [unlinked(ln) for ln in part if ln.startswith(f"| [`{TTT}`][")]
     seeds = [r.split(" | ")[1] for r in rows if "200,000 games | 12.5 s" in r]
     assert seeds == ["0", "1", "2"]
+    assert unlinked(rows[0]).endswith(f"| run {run_id('train', TTT, 0)[:8]} | run {run_id('eval', TTT, 0)[:8]} | "
+                                      "`feedbeeffeed` | exp-x |")
 
 
-def test_optimal_rates_say_their_basis(md):
-    table = md.split("## Optimal-move rates", 1)[1]
+def test_optimal_rates_say_their_basis(ttt):
+    table = unlinked(ttt.split("## Optimal-move rates", 1)[1])
     assert f"| `{TTT}` | tictactoe | tabular_q | 99.0% [98.0, 100.0] | IQM of 3 seeds, bootstrap interval |" in table
     assert "seed 0, 2,000 positions, Wilson interval" in table
 
 
+def _seed_part(md: str) -> str:
+    return md.split(f"\n## {SEEDS_TITLE}\n", 1)[1].split("\n## ", 1)[0]
+
+
 def _seed_rows(md: str) -> list[list[str]]:
-    table = md.split("## The seeds' published numbers beside ours", 1)[1].split("\n## ", 1)[0]
-    return [[c.strip() for c in unlinked(ln).strip("|").split(" | ")] for ln in table.splitlines()
-            if ln.startswith("| 0")]
+    """The rows of every reference system's table, reduced to text, a blank game or system filled from above."""
+    rows: list[list[str]] = []
+    for ln in _seed_part(md).splitlines():
+        if not ln.startswith("| ") or ln.startswith("| Game |"):
+            continue
+        cells = [c.strip() for c in unlinked(ln)[2:-2].split(" | ")]
+        if rows:
+            cells[:2] = [c or above for c, above in zip(cells[:2], rows[-1][:2])]
+        rows.append(cells)
+    return rows
 
 
-def test_seed_table_has_a_row_per_published_number_and_reproduction(md):
+def _unmarked(cell: str) -> str:
+    """A cell without its note markers."""
+    return re.sub(r" [⁰¹²³⁴⁵⁶⁷⁸⁹]+", "", cell)
+
+
+def test_seed_table_has_a_row_per_published_number_under_its_system(md):
     rows = _seed_rows(md)
-    assert len(rows) == sum(max(1, len(n.reproduction)) for n in SEED_NUMBERS)
-    assert all(len(r) == len(SEED_TABLE_HEADER) for r in rows)
+    assert len(rows) == len(SEED_NUMBERS) and all(len(r) == len(SEED_TABLE_HEADER) for r in rows)
+    part = _seed_part(md)
+    for seed, system in SYSTEMS.items():  # each reference system is introduced once, above its own table
+        assert part.count(f"\n### Seed {seed}: {system.title}\n\n{system.what}\n") == 1
+    three = [r for r in rows if r[0] == "dots_and_boxes_2x2" and r[2] == "random, combined" and "99.99%" in r[3]]
+    assert len(three) == 1 and three[0][4].count("`dots_and_boxes_2x2_seed001_") == 3  # all three in one cell
+
+
+def test_seed_table_says_each_note_once_and_every_marker_has_its_note(md):
+    part = _seed_part(md)
+    notes = re.findall(r"^(\d+)\. (.*)$", part, re.M)
+    texts = [t for _, t in notes]
+    assert [int(k) for k, _ in notes] == list(range(1, len(notes) + 1)) and len(set(texts)) == len(texts)
+    assert sum(t.startswith("Protocol: ") for t in texts) == len({(n.protocol, n.our_choice) for n in SEED_NUMBERS})
+    digits = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+    marks = {int(m.translate(digits)) for m in re.findall(r" ([⁰¹²³⁴⁵⁶⁷⁸⁹]+)", part)}
+    assert marks == set(range(1, len(notes) + 1))
+    for n in SEED_NUMBERS:  # protocols and reasons, each printed once, however many rows they apply to
+        assert md.count(protocol_note(n)) == 1, n.protocol
+        assert not n.reason or md.count(n.reason) <= 1, n.reason
+    assert "homework" not in part.lower().replace("homework assignment (\"homework 4\"", "")  # explained once
+
+
+def test_a_reason_shared_by_many_rows_is_one_note(results, tmp_path):
+    """Seed 001's three 2x2 reproductions, each short of every published figure: 9 verdicts, one reason."""
+    from boardrl.report.seeds import SEED_NUMBERS
+
+    reason = next(n.reason for n in SEED_NUMBERS if n.seed == "001" and n.reason)
+    for exp_id in ("dots_and_boxes_2x2_seed001_100", "dots_and_boxes_2x2_seed001_1k", "dots_and_boxes_2x2_seed001_10k"):
+        write_train(results, exp_id, "dots_and_boxes_2x2", 0, ["random"], budget=100)
+        write_json(results / "eval" / f"{exp_id}.json", dab_eval(exp_id, 0.02))
+    build_report(results, tmp_path / "reports")
+    md = (tmp_path / "reports" / "report.md").read_text()
+    assert md.count(reason) == 1
+    (number,) = [k for k, t in re.findall(r"^(\d+)\. (.*)$", _seed_part(md), re.M) if reason in t]
+    mark = " " + number.translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    rows = [r for r in _seed_rows(md) if r[0] == "dots_and_boxes_2x2" and not r[3].startswith(("win >=", "W+D >="))]
+    assert len(rows) == 3 and all(r[4].count("→ not reached" + mark) == 3 for r in rows)
 
 
 def test_seed_table_sets_our_best_of_the_same_kind_beside_a_seed_row(md):
     rows = _seed_rows(md)
-    exp03 = next(r for r in rows if "GreedyQ always X vs Random" in r[3])
-    assert exp03[4] == "random, as first"
-    assert exp03[6] == "`tictactoe_seed000_exp03`" and exp03[7] == "not run yet"  # its reproduction is missing
-    assert exp03[8] == f"`{TTT}` (200,000 games x 3 seeds)"
+    exp03 = next(r for r in rows if r[3].startswith('"almost perfect"'))
+    assert exp03[:3] == ["tictactoe", "tabular Q-learning, self-play (70,000 episodes)", "random, as first"]
+    assert exp03[4] == "`tictactoe_seed000_exp03`: not run yet"  # its reproduction is missing
     # the best's figure pools its 3 seeds (as first vs random: 98.76, 97, 99 % of 10,000 games each)
-    assert exp03[9].startswith("98.25 / 1.75 / 0.00; win 98.3% [") and "(3 seeds x 10,000 games)" in exp03[9]
-    assert exp03[9].endswith(" → no number published to compare")
-    qt = next(r for r in rows if r[2].startswith("QT, trained vs Random") and r[4] == "random, combined")
-    assert qt[6] == "`tictactoe_seed002_qt_vs_random`" and qt[7] == "not run yet"
-    assert qt[9].endswith(" → beaten")  # 95.20% lies below our pooled interval
+    assert exp03[5].startswith(f"`{TTT}` (200,000 games): 98.25 / 1.75 / 0.00; win 98.3% [")
+    assert "(3 seeds x 10,000 games)" in exp03[5] and exp03[5].endswith(" → no number published to compare")
+    qt = next(r for r in rows if r[1].startswith("QT, trained vs Random") and r[2] == "random, combined")
+    assert qt[4] == "`tictactoe_seed002_qt_vs_random`: not run yet"
+    assert qt[5].endswith(" → beaten")  # 95.20% lies below our pooled interval
+    uci = [r[2] for r in rows if r[0] == "connect4" and "conv net" in r[1]]
+    assert uci == [f"random, as first, from UCI {lab} positions" for lab in ("win", "draw", "loss")]
 
 
 def test_seed_table_never_sets_another_kind_beside_a_seed_row(md):
     rows = _seed_rows(md)
     assert all(f"`{C4}`" not in " ".join(r) for r in rows)  # a tabular Connect 4 agent: no seed row of its kind
-    neural = [r for r in rows if "DQ," in r[2] or "conv net" in r[2] or "TD(lambda)" in r[2]]
+    neural = [r for r in rows if "DQ," in r[1] or "conv net" in r[1] or "TD(lambda)" in r[1]]
     tabular_ids = {f"`{i}`" for i in (TTT, SLOW, DAB, C4)}
-    assert neural and not any(cell.split(" (")[0] in tabular_ids for r in neural for cell in (r[6], r[8]))
+    assert neural and not any(cell.split(" (")[0].split(":")[0] in tabular_ids for r in neural for cell in r[4:])
     # the synthetic tree has no neural experiment: each neural row names its own or none, and says so
-    assert all(r[7] == "not run yet" for r in neural)
+    assert all(r[4].endswith("not run yet") or r[4].startswith("none yet") for r in neural)
     kinds = {n.agent: n.kind for n in SEED_NUMBERS}
     for r in rows:
-        for cell in (r[6], r[8]):
+        for cell in r[4:]:
             m = re.match(r"`([a-z0-9_]+)`", cell)
             if m and m.group(1) in (TTT, SLOW, DAB, C4):
-                assert LEARNER_KINDS["tabular_q"] == kinds[r[2].rsplit(" (", 1)[0]]
+                assert LEARNER_KINDS["tabular_q"] == kinds[r[1].rsplit(" (", 1)[0]]
 
 
 def test_seed_table_compares_a_baseline_only_with_our_baseline(md):
-    rows = [r for r in _seed_rows(md) if r[2] == "Random player (baseline)"]
-    assert [r[4] for r in rows] == ["random, as first", "random, as second"]
-    first, second = rows
-    assert first[6] == f"`tournament@{BASELINE}` (no training)" and first[8] == "-"
-    assert first[7].startswith("0.652 [") and first[7].endswith(" → reproduced (within the interval)")
-    assert second[7].startswith("0.348 [") and second[7].endswith(" → reproduced (within the interval)")
+    rows = [r for r in _seed_rows(md) if r[1] == "Random player (baseline)"]
+    assert [r[2] for r in rows] == ["random, as first", "random, as second"]
+    first, second = (r[4] for r in rows)
+    assert rows[0][5] == "-"
+    assert first.startswith(f"`tournament@{BASELINE}` (no training): 0.652 [")
+    assert first.endswith(" → reproduced")
+    assert second.startswith(f"`tournament@{BASELINE}` (no training): 0.348 [")
+    assert _unmarked(second).endswith(" → reproduced")
 
 
 def test_check_kind_refuses_an_experiment_of_another_kind():
@@ -232,13 +407,19 @@ def test_tournament_section_sets_the_seed_beside_ours(md):
     assert f"### {BASELINE} (tictactoe)" in part and "| `random` | 5914-2878 (1208 draws) |" in part
 
 
-def test_html_page_matches_the_markdown(built, md):
+def test_html_pages_match_the_markdown(built):
     _, out = built
-    page = (out / "index.html").read_text()
+    page = (out / "tictactoe.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "98.8% [97.8, 99.8]" in page and f'href="http://127.0.0.1:5000/#/runs/{run_id("eval", TTT, 0)}"' in page
-    assert f'<img src="figures/curve_{TTT}.png"' in page and f'<h2 id="{SLOW}">' in page
-    assert page.count("<table>") == sum(ln.startswith("|---") for ln in md.splitlines())
+    assert f'<img src="figures/curve_{TTT}.png"' in page and f'<h2 id="{SLOW}">{SLOW}</h2>' in page
+    index = (out / "index.html").read_text()
+    assert f'<a href="tictactoe.html#{TTT}"><code>{TTT}</code></a>' in index
+    for name in ("index", *GAMES):
+        html_page = (out / f"{name}.html").read_text()
+        md = (out / ("report.md" if name == "index" else f"{name}.md")).read_text()
+        assert html_page.count("<table>") == sum(ln.startswith("|---") for ln in md.splitlines()), name
+        assert html_page.count("<h2 ") == md.count("\n## "), name
 
 
 def test_rebuilding_gives_identical_files(built, tmp_path):
@@ -260,7 +441,8 @@ def test_disagreeing_profiles_are_listed(tmp_path):
     write_json(r / "eval" / "full_one.json", ttt_eval("full_one", {0: 0.9}, profile="full"))
     build_report(r, tmp_path / "reports")
     md = (tmp_path / "reports" / "report.md").read_text()
-    assert "Params profiles differ between experiments:\n\n- `full`: `full_one`\n- `tiny`: `tiny_one`\n" in md
+    assert "Params profiles differ between experiments:\n\n- `full`: `full_one`\n- `tiny`: `tiny_one`\n" in unlinked(md)
+    assert "| Profile |" in md  # the experiments table names each one's profile
 
 
 def test_missing_results_dir_is_a_one_line_error_with_exit_2(tmp_path):

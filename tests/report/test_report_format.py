@@ -65,7 +65,7 @@ def test_report_prints_a_zero_loss_interval_above_zero(tmp_path):
         data["seeds"]["0"]["opponents"]["random"][seat]["loss_ci"] = wilson(0, 10000)
     write_json(path, data)
     build_report(results, tmp_path / "reports")
-    md = (tmp_path / "reports" / "report.md").read_text()
+    md = (tmp_path / "reports" / "tictactoe.md").read_text()
     assert "[0.000% [0.000, 0.038]]" in md and "[0.0% [0.0, 0.0]]" not in md
 
 
@@ -81,10 +81,11 @@ def test_no_absolute_path_of_this_machine_in_the_report(tmp_path, summary_at):
     out = tmp_path / "reports"
     build_report(results, out, data_summary=summary)
     shown = "data/processed/summary.json" if summary_at == "project" else "summary.json"
-    for name in ("report.md", "index.html"):
+    for name in sorted(p.name for p in out.iterdir() if p.suffix in (".md", ".html")):
         page = (out / name).read_text()
         assert str(tmp_path) not in page and str(results.resolve()) not in page and "/tmp/" not in page, name
-        assert f"Checks of the prepare stage (`{shown}`)" in page or f"(<code>{shown}</code>)" in page
+        if name in ("report.md", "index.html"):
+            assert f"Checks of the prepare stage (`{shown}`)" in page or f"(<code>{shown}</code>)" in page
 
 
 def test_long_names_in_cells_may_wrap_after_underscores_and_slashes():
@@ -112,18 +113,18 @@ def test_equal_rates_are_said_in_words_with_how_low_the_intervals_reach(tmp_path
     results = make_results(tmp_path)
     _all_perfect(results)
     build_report(results, tmp_path / "reports")
-    md = (tmp_path / "reports" / "report.md").read_text()
+    md = (tmp_path / "reports" / "tictactoe.md").read_text()
     section = md.split("## Optimal-move rates", 1)[1].split("\n## ", 1)[0]
     assert ("All 4 evaluated seeds of the 2 experiments score 100.0%: every judged move kept the exact game value. "
             "Their 95% Wilson intervals still allow a true rate as low as 99.8%") in section
     assert "an IQM's bootstrap interval over seeds that agree collapses onto their value" in section
-    assert "![optimal-move rates of each seed, with intervals](figures/optimal_move_rates.png)" in section
+    assert "![optimal-move rates of each seed, with intervals](figures/optimal_move_rates_tictactoe.png)" in section
 
 
 def test_different_rates_get_no_such_words(tmp_path):
     results = make_results(tmp_path)  # TTT's seeds: 100%, 99%, 98%
     build_report(results, tmp_path / "reports")
-    assert "evaluated seeds of the" not in (tmp_path / "reports" / "report.md").read_text()
+    assert "evaluated seeds of the" not in (tmp_path / "reports" / "tictactoe.md").read_text()
 
 
 def test_rates_of_100_percent_are_drawn_on_an_axis_zoomed_to_their_intervals():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,23 +30,32 @@ def md(built) -> str:
     return (built[1] / "report.md").read_text()
 
 
+def unlinked(line: str) -> str:
+    """Markdown with reference links reduced to their text."""
+    return re.sub(r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\[r\d+\]", r"\1", line)
+
+
 def sweeps_section(md: str) -> str:
     return md.split("\n## Sweeps\n", 1)[1].split("\n## ", 1)[0]
 
 
-def test_section_lists_the_sweep_between_experiments_and_seed_table(md):
-    assert md.index("\n## Optimal-move rates\n") < md.index("\n## Sweeps\n") < md.index(
-        "\n## The seeds' published numbers beside ours\n")
+def test_section_lists_the_sweep_after_the_reference_systems(md):
+    from boardrl.report.build import SEEDS_TITLE
+
+    assert md.index("\n## Experiments\n") < md.index(f"\n## {SEEDS_TITLE}\n") < md.index("\n## Sweeps\n")
     sec = sweeps_section(md)
     run = run_id("sweep", TTT, 0)
-    row = next(ln for ln in sec.splitlines() if ln.startswith(f"| `{SWEEP}` |"))
-    assert row.startswith(f"| `{SWEEP}` | `{TTT}` | 3 | 1 | 20,000 games | 0, 1 | [0.931 (trial 2)][r")
+    row = next(ln for ln in sec.splitlines() if ln.startswith(f"| [`{SWEEP}`][r"))
+    assert unlinked(row).startswith(f"| `{SWEEP}` | `{TTT}` | 3 | 1 | 20,000 games | seeds 0, 1 | 0.931 (trial 2) |")
+    assert "| Training seeds of each trial |" in sec  # not "Seeds per trial: 7", which reads as a count
+    ref = row.split("][r", 1)[1].split("]")[0]
+    assert f"[r{ref}]: <#sweep-{SWEEP}>" in md  # the sweep's id links to its subsection
     assert "| `default` | [run " + run[:8] + "][r" in row
     assert f"[r{row.rsplit('][r', 1)[1].split(']')[0]}]: <http://127.0.0.1:5000/#/runs/{run}>" in md
     assert "\n### Sweep ttt_sweep\n" in sec
     assert (f"Tunes `{TTT}` (tabular_q on tictactoe): 3 finished trials (1 pruned) in 42.0 s, each trained 20,000 "
             "games per seed (the experiment itself trains 200,000 games per seed) with seeds 0, 1, profile "
-            "`default`, study `ttt_sweep-abcdef012345`.") in sec
+            "`default`, study `ttt_sweep-abcdef012345`.") in unlinked(sec)
 
 
 def test_best_params_sit_beside_the_experiments_values(md):
@@ -67,7 +77,7 @@ def test_shown_figures_are_copied_under_names_with_the_sweep_id(built, md):
     assert not (out / "figures" / f"sweep_{SWEEP}_parallel_coordinates.png").exists()  # not shown, not copied
     page = (out / "index.html").read_text()
     assert f'<h3 id="sweep-{SWEEP}">Sweep {SWEEP}</h3>' in page
-    assert f'<img src="figures/sweep_{SWEEP}_history.png"' in page and "<h2>Sweeps</h2>" in page
+    assert f'<img src="figures/sweep_{SWEEP}_history.png"' in page and '<h2 id="sweeps">Sweeps</h2>' in page
 
 
 def test_rebuild_with_a_sweep_is_identical(built, tmp_path):
@@ -107,7 +117,7 @@ def test_a_sweep_without_figures_or_summary(tmp_path):
     sec = sweeps_section((tmp_path / "reports" / "report.md").read_text())
     assert "No optimisation-history figure" in sec
     assert "### Sweep running_sweep\n\nNot finished yet (`results/sweeps/running_sweep/summary.json` is missing)." in sec
-    assert sum(ln.startswith("| `") and "| 3 | 1 |" in ln for ln in sec.splitlines()) == 1  # only finished sweeps
+    assert sum(ln.startswith("| [`") and "| 3 | 1 |" in ln for ln in sec.splitlines()) == 1  # only finished sweeps
 
 
 def test_a_sweep_of_an_experiment_without_results_takes_the_unit_from_its_params(tmp_path):

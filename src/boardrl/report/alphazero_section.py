@@ -306,10 +306,10 @@ def experiment_section(exp_id: str, e: Experiment | None, links: Links, params: 
     """One AlphaZero experiment, or "not run" where it has no results or no evaluation."""
     head = Heading(3, exp_id)
     if e is None:
-        return [head, Paragraph(text(Span(exp_id, code=True), ": not run (no results under ",
+        return [head, Paragraph(text(links.experiment(exp_id), ": not run (no results under ",
                                      Span("results/", code=True), ")."))]
     st = settings(e, params)
-    line = Paragraph(text(Span(e.id, code=True), f": {e.game}, {budget_text(e)} of self-play per seed, evaluated "
+    line = Paragraph(text(links.experiment(e.id), f": {e.game}, {budget_text(e)} of self-play per seed, evaluated "
                           f"with {_search_text(st)}, profile ", Span(e.profile or "unknown", code=True), "."))
     if not e.evaluated:
         trained = ", ".join(f"seed {k} {_seconds_text(s)}" for k, s in e.seeds.items())

@@ -4,7 +4,8 @@ Why: a table cut off on the right, or plots that stay blank because their script
 fine in the HTML source and only show in a browser.  ``inspect_page`` opens a local HTML file in headless
 Chromium at a given width with every network request refused, runs a JavaScript check in the page, and can
 save a full-page screenshot.  ``python -m boardrl.report.browser`` (``make report-check``) runs the checks on
-``reports/index.html``, and with ``--plots`` on ``dvc_plots/index.html``.
+``reports/index.html`` and every report page it links to (one per game), and with ``--plots`` on
+``dvc_plots/index.html``.
 
 The browser is driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: JSON messages ending
 in NUL on file descriptors 3 and 4), so nothing beyond the standard library and a Chromium binary is needed.
@@ -339,6 +340,16 @@ def check_report(page: Path, *, width: int = WIDTH, screenshot: Path | None = No
     return problems, res
 
 
+_LOCAL_PAGE = re.compile(r'href="([A-Za-z0-9_.-]+\.html)(?:#[^"]*)?"')
+
+
+def linked_pages(page: Path) -> list[Path]:
+    """The pages of the report that ``page`` links to in its own directory (the index: one page per game)."""
+    page = Path(page)
+    names = dict.fromkeys(_LOCAL_PAGE.findall(page.read_text(errors="replace")))
+    return [page.parent / n for n in names if n != page.name and (page.parent / n).is_file()]
+
+
 def plot_specs(page: Path) -> dict[str, dict[str, Any]]:
     """The vega-lite spec of each plot div of ``dvc plots show``'s page, by div id (``{}`` where DVC had none)."""
     html = Path(page).read_text(errors="replace")
@@ -387,13 +398,15 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     failed = False
     try:
-        problems, res = check_report(args.page, width=args.width, screenshot=args.screenshot)
-        v = res.value
-        print(f"{args.page}: {v['tables']} tables, page {v['pageWidth']} x {v['pageHeight']} px at a "
-              f"{v['viewport']} px window" + (f"; screenshot {args.screenshot}" if args.screenshot else ""))
-        for p in problems:
-            print(f"  problem: {p}")
-        failed |= bool(problems)
+        for page in [args.page, *linked_pages(args.page)]:
+            shot = args.screenshot if page == args.page else None
+            problems, res = check_report(page, width=args.width, screenshot=shot)
+            v = res.value
+            print(f"{page}: {v['tables']} tables, page {v['pageWidth']} x {v['pageHeight']} px at a "
+                  f"{v['viewport']} px window" + (f"; screenshot {shot}" if shot else ""))
+            for p in problems:
+                print(f"  problem: {p}")
+            failed |= bool(problems)
         if args.plots is not None:
             problems, notes, res = check_plots(args.plots, width=args.width, screenshot=args.plots_screenshot)
             v = res.value

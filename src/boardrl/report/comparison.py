@@ -4,12 +4,16 @@ Why this shape (issue: an honest seed table): a seed's figure may stand only bes
 the same protocol.  So each row (a ``SeedNumber``) shows
 
 * **reproduction**: the experiment(s) ``SeedNumber.reproduction`` names, which reproduce that very system on the
-  seed's protocol and budget, or "not run yet";
+  seed's protocol and budget, or "none yet";
 * **best**: our best experiment of the same kind on the same game (``seeds.BEST``), on the same protocol;
-* both training budgets (the seed's and ours), and a **verdict** per comparison: "reproduced" when the
-  published figure lies inside our 95% interval, "beaten" when our whole interval is better, "not reached" when
+* both training budgets (the seed's and ours), and a **verdict** per comparison: "reproduced" (for our best:
+  "level") when the published figure lies inside our 95% interval, "beaten" when our whole interval is better, "not reached" when
   it is worse (a seed's pass mark: "passes" / "fails"), with the reason where a protocol difference or a fixed
   seed bug explains it.
+
+Why compact (issue 38): one table per reference system, introduced once (``seeds.SYSTEMS``); a row per
+published figure, its game and system printed only where they change; protocols and reasons in numbered notes,
+each text said once and its number reused (``Notes``), instead of a paragraph repeated in every row.
 
 Our figure pools the games of every evaluated training seed (so the interval covers all of them): a Wilson
 interval for rates, a normal interval for the score (win 1, draw 1/2).  An experiment whose learner is of
@@ -25,11 +29,11 @@ from typing import Any, Callable
 
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import wilson_interval, z_for
-from boardrl.report.document import Inline, Span, Table, text
+from boardrl.report.document import Block, Bullets, Heading, Inline, Paragraph, Span, Table, text
 from boardrl.report.links import Links
 from boardrl.report.results import Experiment, finite
 from boardrl.report.sections import SEAT_NAMES, budget_text
-from boardrl.report.seeds import BEST, LEARNER_KINDS, SEED_NUMBERS, SeedNumber
+from boardrl.report.seeds import BEST, LEARNER_KINDS, SEED_NUMBERS, SYSTEMS, SeedNumber
 
 Z95 = z_for(0.95)
 TOURNAMENT = "tournament:"
@@ -100,8 +104,12 @@ def pooled_tournament(n: SeedNumber, t: dict[str, Any]) -> Pooled | None:
     return None
 
 
+DIFFERENT = ("beaten", "not reached")
+
+
 def verdict(n: SeedNumber, lo: float, hi: float, value: float, *, best: bool = False) -> str:
-    """Where the published figure sits against our interval (see the module docstring)."""
+    """Where the published figure sits against our interval (see the module docstring); the reason, where one
+    explains a difference, is a note of its own (``Notes``)."""
     if n.value is None:
         return "no number published to compare"
     lower_better = n.compared == "loss"
@@ -109,11 +117,38 @@ def verdict(n: SeedNumber, lo: float, hi: float, value: float, *, best: bool = F
         ok = value <= n.value + EDGE if lower_better else value >= n.value - EDGE
         return "passes the seed's mark" if ok else "fails the seed's mark"
     if lo - EDGE <= n.value <= hi + EDGE:
-        out = "level with the seed (within the interval)" if best else "reproduced (within the interval)"
-        return out
+        return "level" if best else "reproduced"
     better = n.value > hi if lower_better else n.value < lo
-    out = "beaten" if better else "not reached"
-    return f"{out}: {n.reason}" if n.reason else out
+    return "beaten" if better else "not reached"
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+class Notes:
+    """The seed tables' numbered notes: each text gets one number, reused by every row it applies to."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def mark(self, note: str) -> Span:
+        """The superscript number of ``note`` (numbered on first use)."""
+        if note not in self.texts:
+            self.texts.append(note)
+        return Span(" " + str(self.texts.index(note) + 1).translate(_SUPERSCRIPT))
+
+    def since(self, start: int) -> list[Block]:
+        """The notes numbered from ``start`` on (those a table added), as a numbered list."""
+        new = self.texts[start - 1:]
+        return [Bullets([text(t) for t in new], start=start)] if new else []
+
+
+def protocol_note(n: SeedNumber) -> str:
+    return f"Protocol: {n.protocol}" + ("; our choice, the seed does not state it" if n.our_choice else "") + "."
+
+
+def reason_note(n: SeedNumber) -> str:
+    return f"Why ours differs: {n.reason}."
 
 
 def figure_text(n: SeedNumber, p: Pooled) -> str:
@@ -138,72 +173,108 @@ def check_kind(n: SeedNumber, e: Experiment) -> None:
                            f"beside seed {n.seed}'s {n.agent!r} ({n.game}, {n.kind})")
 
 
-def _experiment_cells(n: SeedNumber, e: Experiment | None, exp_id: str, links: Links, *, best: bool,
-                      trace: Callable[[SeedNumber, Experiment], tuple[str, str] | None]) -> list[Inline]:
-    """[who (our budget), ours -> verdict] for one experiment of ours."""
+Trace = Callable[[SeedNumber, Experiment], tuple[str, str] | None]
+
+
+def judged(n: SeedNumber, p: Pooled, links: Links, notes: Notes, best: bool) -> Inline:
+    """Our pooled figure, linked to its run, and the verdict, with the note of its reason where it has one."""
+    value, lo, hi = p.measure(n.compared or "win")
+    said = verdict(n, lo, hi, value, best=best)
+    why = [notes.mark(reason_note(n))] if n.reason and said in DIFFERENT else []
+    return [links.number(figure_text(n, p), p.prov), Span(f" → {said}"), *why]
+
+
+def _ours(n: SeedNumber, e: Experiment | None, exp_id: str, links: Links, notes: Notes, *, best: bool,
+          trace: Trace) -> Inline:
+    """One experiment of ours on row ``n``: its id (linked to its section), budget, figure and verdict."""
     if e is None:
-        return [[Span(exp_id, code=True)], text("not run yet")]
+        return [links.experiment(exp_id), Span(": not run yet")]
     check_kind(n, e)
-    who: Inline = [Span(e.id, code=True), Span(f" ({budget_text(e)} x {len(e.seeds)} seed"
-                                              f"{'s' if len(e.seeds) != 1 else ''})")]
+    who: Inline = [links.experiment(e.id), Span(f" ({budget_text(e)}): ")]  # its seeds: in the figure
     if n.metric == "trace":
         found = trace(n, e)
-        return [who, text(f"{found[0]} → {found[1]}")] if found else [who, text("not run yet")]
+        return [*who, Span(f"{found[0]} → {found[1]}" if found else "not run yet")]
     p = pooled_experiment(n, e)
-    if p is None:
-        return [who, text("not evaluated on this protocol")]
-    value, lo, hi = p.measure(n.compared or "win")
-    return [who, [links.number(figure_text(n, p), p.prov), Span(f" → {verdict(n, lo, hi, value, best=best)}")]]
+    return [*who, *(judged(n, p, links, notes, best) if p else text("not evaluated on this protocol"))]
 
 
-def _tournament_cells(n: SeedNumber, ref: str, tournaments: dict[str, dict[str, Any]],
-                      links: Links) -> list[Inline]:
+def _tournament(n: SeedNumber, ref: str, tournaments: dict[str, dict[str, Any]], links: Links,
+                notes: Notes) -> Inline:
     tid = ref.removeprefix(TOURNAMENT)
     t = tournaments.get(tid)
     p = pooled_tournament(n, t) if t is not None else None
-    who: Inline = [Span(f"tournament@{tid}", code=True), Span(" (no training)")]
-    if p is None:
-        return [who, text("not run yet")]
-    value, lo, hi = p.measure(n.compared or "win")
-    return [who, [links.number(figure_text(n, p), p.prov), Span(f" → {verdict(n, lo, hi, value)}")]]
+    who: Inline = [Span(f"tournament@{tid}", code=True), Span(" (no training): ")]
+    return [*who, *(judged(n, p, links, notes, False) if p else text("not run yet"))]
 
 
 def _no_trace(n: SeedNumber, e: Experiment) -> None:
     return None
 
 
-def seed_rows(n: SeedNumber, exps: dict[str, Experiment], tournaments: dict[str, dict[str, Any]], links: Links,
-              trace: Callable[[SeedNumber, Experiment], tuple[str, str] | None] = _no_trace) -> list[list[Inline]]:
-    """One table row per reproduction of ``n`` (one row saying "not run yet" when it has none)."""
-    budget = "" if n.budget == "none" else f" ({n.budget})"
-    protocol = n.protocol + (" [our choice: the seed does not state it]" if n.our_choice else "")
-    against = f"{n.opponent}, {SEAT_NAMES[n.seat]}" if n.opponent else SEAT_NAMES[n.seat]
-    base = [text(n.seed), text(n.game), text(n.agent + budget), text(protocol), text(against),
-            [Span(n.published, title=n.source)]]
-    # a baseline has no "best"; a Q-value trace is a property of the seed's run from s0, not of an agent
+def _joined(parts: list[Inline]) -> Inline:
+    out: Inline = []
+    for i, part in enumerate(parts):
+        out += ([Span("; ")] if i else []) + part
+    return out
+
+
+def reproduction_cell(n: SeedNumber, exps: dict[str, Experiment], tournaments: dict[str, dict[str, Any]],
+                      links: Links, notes: Notes, trace: Trace = _no_trace) -> Inline:
+    """Every reproduction of ``n`` (several when the seed reported one figure for several budgets)."""
+    if not n.reproduction:
+        return text(f"none yet (no {n.kind} reproduction)")
+    return _joined([_tournament(n, ref, tournaments, links, notes) if ref.startswith(TOURNAMENT)
+                    else _ours(n, exps.get(ref), ref, links, notes, best=False, trace=trace)
+                    for ref in n.reproduction])
+
+
+def best_cell(n: SeedNumber, exps: dict[str, Experiment], links: Links, notes: Notes,
+              trace: Trace = _no_trace) -> Inline:
+    """Our best of ``n``'s kind on its game; "-" for a baseline or a Q-value trace (a property of the seed's run
+    from its position s0, not of an agent)."""
     best_id = BEST.get((n.game, n.kind)) if n.kind != "baseline" and n.metric != "trace" else None
-    best = (_experiment_cells(n, exps.get(best_id), best_id, links, best=True, trace=trace) if best_id
-            else [text("-"), text("-")])
-    rows = []
-    for ref in n.reproduction or (None,):
-        if ref is None:
-            repro = [text(f"no {n.kind} reproduction"), text("not run yet")]
-        elif ref.startswith(TOURNAMENT):
-            repro = _tournament_cells(n, ref, tournaments, links)
-        else:
-            repro = _experiment_cells(n, exps.get(ref), ref, links, best=False, trace=trace)
-        rows.append([*base, *repro, *best])
-    return rows
+    if best_id is None:
+        return text("-")
+    return _ours(n, exps.get(best_id), best_id, links, notes, best=True, trace=trace)
 
 
-SEED_TABLE_HEADER = ["Seed", "Game", "Seed's system (its budget)", "Seed's protocol", "Opponent, seat",
-                     "Published", "Reproduction (our budget)", "Ours → verdict", "Our best of its kind (budget)",
-                     "Ours → verdict"]
+SEED_TABLE_HEADER = ["Game", "System (its budget)", "Opponent, seat", "Published", "Our reproduction: ours → verdict",
+                     "Our best of its kind: ours → verdict"]
 
 
-def seeds_table(exps: list[Experiment], tournaments: dict[str, dict[str, Any]], links: Links,
-                trace: Callable[[SeedNumber, Experiment], tuple[str, str] | None] = _no_trace) -> Table:
-    """Every published figure with its reproduction and our best of its kind (see the module docstring)."""
-    by_id = {e.id: e for e in exps}
-    rows = [row for n in SEED_NUMBERS for row in seed_rows(n, by_id, tournaments, links, trace)]
+def seed_row(n: SeedNumber, before: SeedNumber | None, exps: dict[str, Experiment],
+             tournaments: dict[str, dict[str, Any]], links: Links, notes: Notes, trace: Trace = _no_trace
+             ) -> list[Inline]:
+    """One published figure; its game and system are left blank where the row above ``before`` has them."""
+    same_game = before is not None and before.game == n.game
+    same_system = same_game and (before.agent, before.budget) == (n.agent, n.budget)
+    system = n.agent + ("" if n.budget == "none" else f" ({n.budget})")
+    against = f"{n.opponent}, {SEAT_NAMES[n.seat]}" if n.opponent else SEAT_NAMES[n.seat]
+    against += f", from UCI {n.uci_label} positions" if n.uci_label else ""
+    return [text("" if same_game else n.game), text("" if same_system else system), text(against),
+            [Span(n.published, title=n.source), notes.mark(protocol_note(n))],
+            reproduction_cell(n, exps, tournaments, links, notes, trace), best_cell(n, exps, links, notes, trace)]
+
+
+def seed_table(seed: str, exps: dict[str, Experiment], tournaments: dict[str, dict[str, Any]], links: Links,
+               notes: Notes, trace: Trace = _no_trace) -> Table:
+    """Every published figure of reference system ``seed``, in SEEDS.md's order."""
+    rows, before = [], None
+    for n in (n for n in SEED_NUMBERS if n.seed == seed):
+        rows.append(seed_row(n, before, exps, tournaments, links, notes, trace))
+        before = n
     return Table(SEED_TABLE_HEADER, rows)
+
+
+def seed_blocks(exps: list[Experiment], tournaments: dict[str, dict[str, Any]], links: Links,
+                trace: Trace = _no_trace) -> list[Block]:
+    """A subsection per reference system: what it was, its figures beside ours, and the notes it added."""
+    by_id = {e.id: e for e in exps}
+    notes = Notes()
+    out: list[Block] = []
+    for seed in dict.fromkeys(n.seed for n in SEED_NUMBERS):
+        system = SYSTEMS[seed]
+        start = len(notes.texts) + 1
+        table = seed_table(seed, by_id, tournaments, links, notes, trace)
+        out += [Heading(3, f"Seed {seed}: {system.title}"), Paragraph(text(system.what)), table, *notes.since(start)]
+    return out

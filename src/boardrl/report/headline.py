@@ -35,7 +35,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 from pydantic import BaseModel, ValidationError
@@ -303,12 +303,20 @@ def _seat_text(s: SeatResult) -> str:
     return f"W {with_ci(s.wins / s.games, s.win_ci)} L {with_ci(s.losses / s.games, s.loss_ci)}"
 
 
-def agent_cell(a: AgentResult | None, row_opponent: str | None) -> Inline:
+#: How an experiment id is shown: in code (README), or linked to its section (the report: ``Links.experiment``).
+Name = Callable[[str], Span]
+
+
+def code(exp_id: str) -> Span:
+    return Span(exp_id, code=True)
+
+
+def agent_cell(a: AgentResult | None, row_opponent: str | None, name: Name = code) -> Inline:
     """One kind's cell: the experiment, its seeds, W and L per seat, optimal-move rate."""
     if a is None:
         return text("none evaluated")
     seeds = f"{len(a.seeds)} seed{'s' if len(a.seeds) != 1 else ''}"
-    cell: Inline = [Span(a.experiment, code=True), Span(f" ({seeds})")]
+    cell: Inline = [name(a.experiment), Span(f" ({seeds})")]
     if a.opponent != row_opponent:
         cell += [Span(" vs "), Span(a.opponent, code=True)]
     cell.append(Span(f": first {_seat_text(a.as_first)}; second {_seat_text(a.as_second)}"))
@@ -341,10 +349,10 @@ def reference_cell(figures: list[ReferenceFigure]) -> Inline:
     return text("; ".join(parts) if parts else "none published")
 
 
-def table(h: Headline) -> Table:
+def table(h: Headline, name: Name = code) -> Table:
     header = ["Game", "Strongest opponent", *(k.label for k in KINDS), "Reference systems (published)"]
     rows = [[text(r.game), [Span(r.opponent, code=True)] if r.opponent else text("none evaluated"),
-             *(agent_cell(r.agents.get(k.key), r.opponent) for k in KINDS), reference_cell(r.references)]
+             *(agent_cell(r.agents.get(k.key), r.opponent, name) for k in KINDS), reference_cell(r.references)]
             for r in h.games]
     return Table(header, rows)
 
@@ -355,22 +363,33 @@ def _commits(h: Headline) -> list[str]:
     return sorted(found)
 
 
+def intro() -> Paragraph:
+    """How to read the table (README and the report say it alike)."""
+    return Paragraph(text(
+        "Our best agent of each kind on each game, against the game's strongest opponent (the one our agents "
+        "score least against): wins (W) and losses (L) as first and as second, pooled over the evaluated "
+        "training seeds, with 95% Wilson intervals, and the share of optimal moves judged by the exact "
+        "referee. Best: the highest score against that opponent, then the optimal-move rate. Reference "
+        "systems: the published figures of the seed systems of each kind against their strongest opponent "
+        "(every figure, with its protocol, is in the report's seed table). How the choices are made: ",
+        Span("src/boardrl/report/headline.py", code=True), "."))
+
+
 def blocks(h: Headline) -> list[Block]:
-    """The table with what a reader needs to read it: the rules, the profile, the commits."""
+    """README's block: the table with what a reader needs to read it: the rules, the profile, the commits."""
     commits = ", ".join(_commits(h)) or "unknown"
     return [
-        Paragraph(text(
-            "Our best agent of each kind on each game, against the game's strongest opponent (the one our agents "
-            "score least against): wins (W) and losses (L) as first and as second, pooled over the evaluated "
-            "training seeds, with 95% Wilson intervals, and the share of optimal moves judged by the exact "
-            "referee. Best: the highest score against that opponent, then the optimal-move rate. Reference "
-            "systems: the published figures of the seed systems of each kind against their strongest opponent "
-            "(every figure, with its protocol, is in the report's seed table). How the choices are made: ",
-            Span("src/boardrl/report/headline.py", code=True), ".")),
+        intro(),
         table(h),
         Paragraph(text("Params profile ", *_code_list(h.profiles), f"; evaluations at git commit(s) {commits}. "
                        "Every number, with its MLflow run, is in ", Span("reports/report.md", code=True), ".")),
     ]
+
+
+def report_blocks(h: Headline, name: Name) -> list[Block]:
+    """The report's headline section: the same table, each experiment named by ``name`` (linked to its section);
+    profile and commit are in the report's header, so they are not repeated."""
+    return [intro(), table(h, name)]
 
 
 def _code_list(items: list[str]) -> Inline:

@@ -1,4 +1,7 @@
-"""Render report blocks as one self-contained HTML page (reports/index.html) that links the figures.
+"""Render report blocks as self-contained HTML pages (reports/index.html, one ``<game>.html`` per game).
+
+Every heading gets the id GitHub gives it in the Markdown (``document.anchors``), so a link inside the report
+reaches the same heading in both formats.
 
 Why the table rules: the widest tables (the seeds' numbers beside ours: ten columns, long protocols, ids and
 file paths) must fit a 1,400 px window with nothing cut off.  Long names in cells may wrap after ``_``, ``/``
@@ -13,7 +16,8 @@ from __future__ import annotations
 import re
 from html import escape
 
-from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Span, Table
+from boardrl.report.document import (INDEX, Block, Bullets, Heading, Image, Inline, Paragraph, Span, Table, anchors,
+                                     ref_href)
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
@@ -38,25 +42,34 @@ def breakable(escaped: str) -> str:
     return _LONG_WORD.sub(lambda m: _BREAK_AFTER.sub(r"\1<wbr>", m.group()), escaped)
 
 
-def _span(s: Span, wrap: bool = False) -> str:
+def _span(s: Span, here: str, wrap: bool = False) -> str:
     body = breakable(escape(s.text)) if wrap else escape(s.text)
     body = f"<code>{body}</code>" if s.code else body
-    if s.href is None:
+    href = ref_href(s.ref, here, "html") if s.ref is not None else s.href
+    if href is None:
         return body
     title = f' title="{escape(s.title)}"' if s.title else ""
-    return f'<a href="{escape(s.href)}"{title}>{body}</a>'
+    return f'<a href="{escape(href)}"{title}>{body}</a>'
 
 
-def inline(spans: Inline, wrap: bool = False) -> str:
-    return "".join(_span(s, wrap) for s in spans)
+def inline(spans: Inline, wrap: bool = False, here: str = INDEX) -> str:
+    """Spans as HTML; links inside the report are relative to page ``here``."""
+    return "".join(_span(s, here, wrap) for s in spans)
 
 
-def _table(t: Table) -> str:
+def _list(b: Bullets, here: str) -> str:
+    tag = "ul" if b.start is None else "ol"
+    start = f' start="{b.start}"' if b.start not in (None, 1) else ""
+    return f"<{tag}{start}>\n" + "\n".join(f"<li>{inline(i, here=here)}</li>" for i in b.items) + f"\n</{tag}>"
+
+
+def _table(t: Table, here: str) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in t.header)
     rows = []
     for row in t.rows:
         cells = "".join(
-            f'<td class="num">{inline(c)}</td>' if i in t.numeric else f"<td>{inline(c, wrap=True)}</td>"
+            f'<td class="num">{inline(c, here=here)}</td>' if i in t.numeric
+            else f"<td>{inline(c, wrap=True, here=here)}</td>"
             for i, c in enumerate(row)
         )
         rows.append(f"<tr>{cells}</tr>")
@@ -64,20 +77,21 @@ def _table(t: Table) -> str:
             + "\n</tbody>\n</table>\n</div>")
 
 
-def render(blocks: list[Block], title: str) -> str:
+def render(blocks: list[Block], title: str, here: str = INDEX) -> str:
+    """The HTML of page ``here`` (``INDEX``: index.html)."""
+    ids = anchors(blocks)
     parts = []
-    for b in blocks:
+    for n, b in enumerate(blocks):
         if isinstance(b, Heading):
-            anchor = f' id="{escape(b.anchor)}"' if b.anchor else ""
-            parts.append(f"<h{b.level}{anchor}>{escape(b.text)}</h{b.level}>")
+            parts.append(f'<h{b.level} id="{escape(ids[n])}">{escape(b.text)}</h{b.level}>')
         elif isinstance(b, Paragraph):
-            parts.append(f"<p>{inline(b.spans)}</p>")
+            parts.append(f"<p>{inline(b.spans, here=here)}</p>")
         elif isinstance(b, Table):
-            parts.append(_table(b))
+            parts.append(_table(b, here))
         elif isinstance(b, Image):
             parts.append(f'<img src="{escape(b.path)}" alt="{escape(b.alt)}">')
         elif isinstance(b, Bullets):
-            parts.append("<ul>\n" + "\n".join(f"<li>{inline(i)}</li>" for i in b.items) + "\n</ul>")
+            parts.append(_list(b, here))
         else:  # pragma: no cover
             raise TypeError(f"unknown block {type(b).__name__}")
     body = "\n".join(parts)

@@ -5,15 +5,19 @@ where a rate or bound would otherwise print as 0 or 100 without being so: 0 of 1
 ``0.000% [0.000, 0.038]``) and links them the same way (``<ui>/#/runs/<run id>``, a route the MLflow UI
 resolves to the run's experiment, the git commit in the tooltip), so a reader can trust that equal-looking
 numbers mean the same thing everywhere.
+
+Experiment ids link to their section the same way everywhere too (``Links.experiment``), and the git commit is
+said once, in the report's header (``Links.commit``): a provenance cell names a commit only where it differs.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
 
-from boardrl.report.document import Inline, Span
+from boardrl.report.document import Inline, Ref, Span, slug
 from boardrl.report.results import finite
 
 DEFAULT_UI = "http://127.0.0.1:5000"
@@ -21,9 +25,20 @@ DEFAULT_UI = "http://127.0.0.1:5000"
 
 @dataclass(frozen=True)
 class Links:
-    """How numbers link to their provenance."""
+    """How numbers link to their provenance, and experiment ids to their sections.
+
+    ``commit``: the report's git commit, stated once in its header; ``pages``: the page of each experiment's
+    section (experiment id -> page key), so an id links there from any page.
+    """
 
     ui: str = DEFAULT_UI
+    commit: str | None = None
+    pages: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def experiment(self, exp_id: str, shown: str | None = None) -> Span:
+        """``exp_id`` in code, linked to its section where the report has one (``shown``: other text)."""
+        page = self.pages.get(exp_id)
+        return Span(shown or exp_id, code=True, ref=Ref(page, slug(exp_id)) if page else None)
 
     def run_url(self, run_id: str | None) -> str | None:
         return f"{self.ui.rstrip('/')}/#/runs/{run_id}" if run_id else None
@@ -37,14 +52,26 @@ class Links:
         return Span(value, href=self.run_url(run), title=title)
 
     def provenance(self, prov: dict[str, Any]) -> Inline:
-        """``run 1a2b3c4d · commit 0123456789``: the run linked, the commit as code."""
+        """``run 1a2b3c4d``, the run linked; ``· commit 0123456789`` after it only where the commit is not the
+        report's."""
         run, commit = prov.get("mlflow_run_id"), prov.get("git_commit")
         spans: list[Span] = []
         spans.append(Span(f"run {run[:8]}", href=self.run_url(run), title=f"MLflow run {run}") if run
                      else Span("no MLflow run"))
-        spans.append(Span(" · commit "))
-        spans.append(Span((commit or "unknown")[:10], code=True))
+        if self.commit is None or commit != self.commit:
+            spans += [Span(" · commit "), Span((commit or "unknown")[:10], code=True)]
         return spans
+
+
+def commit_count(provs: Iterable[dict[str, Any]]) -> tuple[str | None, int, int]:
+    """The commit most runs of ``provs`` were made at (ties: the first met), how many were, and of how many runs
+    (provenance blocks that are empty, stages not run, are not runs)."""
+    found = [p.get("git_commit") for p in provs if p]
+    counts = Counter(c for c in found if c)
+    if not counts:
+        return None, 0, len(found)
+    commit, n = counts.most_common(1)[0]
+    return commit, n, len(found)
 
 
 #: Most decimal places a percentage gets (0 of 10^7 games: the Wilson upper bound is 0.0000384%).
@@ -118,3 +145,10 @@ def spread_text(s: dict[str, Any] | None) -> str:
 def seed_list(seeds: list[int]) -> str:
     """``0, 1, 2``, or ``none yet``."""
     return ", ".join(str(k) for k in seeds) if seeds else "none yet"
+
+
+def seed_names(seeds: list[int]) -> str:
+    """``seed 7``, ``seeds 0, 1, 2`` or ``none yet``: a bare ``7`` under a "seeds" heading reads as a count."""
+    if not seeds:
+        return "none yet"
+    return f"seed{'s' if len(seeds) > 1 else ''} {seed_list(seeds)}"

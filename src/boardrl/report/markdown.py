@@ -1,8 +1,8 @@
-"""Render report blocks as GitHub-flavoured Markdown (reports/report.md)."""
+"""Render report blocks as GitHub-flavoured Markdown (reports/report.md and one ``<game>.md`` per game)."""
 
 from __future__ import annotations
 
-from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Span, Table
+from boardrl.report.document import INDEX, Block, Bullets, Heading, Image, Inline, Paragraph, Span, Table, ref_href
 
 # Escaped: what could start markup inside our texts.  Underscores inside names (tabular_q) and balanced
 # brackets (intervals) are plain text in GitHub Markdown, so they stay readable in the raw file.
@@ -12,10 +12,12 @@ _SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*<|"})
 class _Links:
     """Reference-style links: ``[98.8%][r3]`` in the text, ``[r3]: url "title"`` once at the end.
 
-    Every number links to its run, so inline links would bury the tables under URLs in the raw file.
+    Every number links to its run, so inline links would bury the tables under URLs in the raw file.  ``here``:
+    the page being rendered, which links inside the report are relative to.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, here: str = INDEX) -> None:
+        self.here = here
         self.ids: dict[tuple[str, str | None], str] = {}
 
     def ref(self, href: str, title: str | None) -> str:
@@ -34,9 +36,10 @@ def _span(s: Span, links: _Links) -> str:
         body = f"`{s.text.replace('`', '')}`"
     else:
         body = s.text.translate(_SPECIAL)
-    if s.href is None:
+    href = ref_href(s.ref, links.here, "md") if s.ref is not None else s.href
+    if href is None:
         return body
-    return f"[{body}][{links.ref(s.href, s.title)}]"
+    return f"[{body}][{links.ref(href, s.title)}]"
 
 
 def inline(spans: Inline, links: _Links) -> str:
@@ -50,8 +53,9 @@ def _table(t: Table, links: _Links) -> list[str]:
     return [head, rule, *body]
 
 
-def render(blocks: list[Block]) -> str:
-    links = _Links()
+def render(blocks: list[Block], here: str = INDEX) -> str:
+    """The Markdown of page ``here`` (``INDEX``: report.md)."""
+    links = _Links(here)
     out: list[str] = []
     for b in blocks:
         if isinstance(b, Heading):
@@ -63,7 +67,8 @@ def render(blocks: list[Block]) -> str:
         elif isinstance(b, Image):
             out.append(f"![{b.alt.translate(_SPECIAL)}]({b.path})")
         elif isinstance(b, Bullets):
-            out.extend("- " + inline(item, links) for item in b.items)
+            out.extend((f"{b.start + i}. " if b.start is not None else "- ") + inline(item, links)
+                       for i, item in enumerate(b.items))
         else:  # pragma: no cover - the builder only makes the blocks above
             raise TypeError(f"unknown block {type(b).__name__}")
         out.append("")

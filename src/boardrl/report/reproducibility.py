@@ -12,6 +12,7 @@ over training seeds, and an experiment of one seed has no such interval.
 from __future__ import annotations
 
 from boardrl.report.document import Block, Bullets, Heading, Paragraph, Span, text
+from boardrl.report.links import Links
 from boardrl.report.results import Experiment
 
 MIN_SEEDS = 3  # fewer training seeds give no interval over training runs worth the name
@@ -24,29 +25,31 @@ def arithmetic(learner: str) -> str:
     return learner_class(learner).arithmetic
 
 
-def _ids(exps: list[Experiment]) -> list[Span]:
+def _ids(exps: list[Experiment], links: Links) -> list[Span]:
     spans: list[Span] = []
     for i, e in enumerate(exps):
         spans += [Span(", ")] if i else []
-        spans.append(Span(f"{e.id} ({len(e.seeds)} seed{'s' if len(e.seeds) != 1 else ''})", code=True))
+        spans += [links.experiment(e.id), Span(f" ({len(e.seeds)} seed{'s' if len(e.seeds) != 1 else ''})")]
     return spans
 
 
-def reproducibility_blocks(exps: list[Experiment]) -> list[Block]:
-    """The section: numpy experiments, torch experiments, and the torch ones with fewer than MIN_SEEDS seeds."""
+def reproducibility_blocks(exps: list[Experiment], links: Links | None = None) -> list[Block]:
+    """The section: numpy experiments, torch experiments, and the torch ones with fewer than MIN_SEEDS seeds
+    (``links``: how ids link to their sections)."""
+    links = links or Links()
     numpy_exps = [e for e in exps if arithmetic(e.learner) == "numpy"]
     torch_exps = [e for e in exps if arithmetic(e.learner) == "torch"]
     few = [e for e in torch_exps if len(e.seeds) < MIN_SEEDS]
     items = []
     if numpy_exps:
-        items.append([Span("Bit for bit on any machine (numpy and numba arithmetic): "), *_ids(numpy_exps)])
+        items.append([Span("Bit for bit on any machine (numpy and numba arithmetic): "), *_ids(numpy_exps, links)])
     if torch_exps:
         items.append([Span("Bit for bit on x86-64 CPUs with AVX2 under boardrl's CPU pins, in distribution on a GPU "
-                           "or with BOARDRL_CPU_ISA=native (torch): "), *_ids(torch_exps)])
+                           "or with BOARDRL_CPU_ISA=native (torch): "), *_ids(torch_exps, links)])
     if few:
         items.append([Span(f"torch experiments with fewer than {MIN_SEEDS} training seeds, whose intervals are over "
                            "games, not training runs (elsewhere than under the pins they are one sample): "),
-                      *_ids(few)])
+                      *_ids(few, links)])
     if not items:
         return []
     return [Heading(2, "What another machine reproduces"),

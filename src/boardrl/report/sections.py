@@ -14,8 +14,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from boardrl.report import figures
-from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Span, Table, text
-from boardrl.report.links import Links, interval, pct, rate_with_ci, seed_list, spread_text, with_ci
+from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Ref, Span, Table, text
+from boardrl.report.links import Links, interval, pct, rate_with_ci, seed_list, seed_names, spread_text, with_ci
 from boardrl.report.results import OUTCOMES, SEATS, Experiment, SeedResult, finite
 
 SEAT_NAMES = {"as_first": "as first", "as_second": "as second", "combined": "combined"}
@@ -29,34 +29,47 @@ def budget_text(e: Experiment) -> str:
     return f"{e.budget:,} {e.unit or 'units'}"
 
 
-def profile_blocks(exps: list[Experiment]) -> list[Block]:
+def profile_blocks(exps: list[Experiment], links: Links | None = None) -> list[Block]:
     """Which params profile produced the numbers: one line, or each profile with its experiments."""
+    links = links or Links()
     by_profile: dict[str, list[str]] = {}
     for e in exps:
         by_profile.setdefault(e.profile or "unknown", []).append(e.id)
     if len(by_profile) == 1:
         (profile,) = by_profile
-        return [Paragraph(text("Params profile: ", Span(profile, code=True), " (every experiment below)."))]
-    items = [[Span(p, code=True), Span(": "), *_ids(ids)] for p, ids in sorted(by_profile.items())]
+        return [Paragraph(text("Params profile: ", Span(profile, code=True), " (every experiment)."))]
+    items = [[Span(p, code=True), Span(": "), *_ids(ids, links)] for p, ids in sorted(by_profile.items())]
     return [Paragraph(text("Params profiles differ between experiments:")), Bullets(items)]
 
 
-def _ids(ids: list[str]) -> Inline:
+def _ids(ids: list[str], links: Links) -> Inline:
     spans: list[Span] = []
     for i, exp_id in enumerate(ids):
         spans += [Span(", ")] if i else []
-        spans.append(Span(exp_id, code=True))
+        spans.append(links.experiment(exp_id))
     return spans
 
 
-def experiments_table(exps: list[Experiment]) -> Table:
-    """One row per experiment id: what was trained, how long, with which seeds, under which profile."""
-    rows = [[[Span(e.id, code=True)], text(e.game), text(e.learner), text(budget_text(e)),
-             text(seed_list(list(e.seeds))), text(seed_list(list(e.evaluated))),
-             [Span(e.profile or "unknown", code=True)]] for e in exps]
-    header = ["Experiment", "Game", "Learner", "Training budget per seed", "Seeds trained", "Seeds evaluated",
-              "Profile"]
-    return Table(header, rows, numeric=frozenset({3}))
+def _evaluated_text(e: Experiment) -> str:
+    """Which seeds were evaluated: ``all`` when every trained seed was (the usual case, said in one word)."""
+    if e.evaluated and list(e.evaluated) == list(e.seeds):
+        return "all"
+    return seed_names(list(e.evaluated))
+
+
+def experiments_table(exps: list[Experiment], links: Links | None = None) -> Table:
+    """One row per experiment id, linked to its section: what was trained, how long, with which seeds (and under
+    which profile, where the profiles differ)."""
+    links = links or Links()
+    profiles = len({e.profile for e in exps}) > 1
+    rows = []
+    for e in exps:
+        game = Span(e.game, ref=Ref(links.pages[e.id])) if e.id in links.pages else Span(e.game)
+        row = [[links.experiment(e.id)], [game], text(e.learner), text(budget_text(e)),
+               text(seed_names(list(e.seeds))), text(_evaluated_text(e))]
+        rows.append(row + ([[Span(e.profile or "unknown", code=True)]] if profiles else []))
+    header = ["Experiment", "Game", "Learner", "Training budget per seed", "Training seeds", "Evaluated"]
+    return Table(header + (["Profile"] if profiles else []), rows, numeric=frozenset({3}))
 
 
 def _training_cell(e: Experiment, tp: dict[str, Any], links: Links) -> Inline:
@@ -67,14 +80,15 @@ def _training_cell(e: Experiment, tp: dict[str, Any], links: Links) -> Inline:
 
 
 def provenance_table(exps: list[Experiment], links: Links) -> Table:
-    """One row per (experiment, seed): the train and evaluate runs, the commit, params hash and DVC experiment."""
+    """One row per (experiment, seed): the train and evaluate runs, params hash and DVC experiment; the commit
+    only where it is not the report's (stated once in its header)."""
     rows = []
     for e in exps:
         for k, s in e.seeds.items():
             tp, ep = s.train_provenance, s.eval_provenance
             secs = finite(tp.get("seconds"))
             rows.append([
-                [Span(e.id, code=True)], text(str(k)), _training_cell(e, tp, links),
+                [links.experiment(e.id)], text(str(k)), _training_cell(e, tp, links),
                 text("n/a" if secs is None else f"{secs:,.1f} s"),
                 links.provenance(tp) if tp else text("not run yet"),
                 links.provenance(ep) if ep else text("not run yet"),
@@ -90,7 +104,7 @@ def provenance_table(exps: list[Experiment], links: Links) -> Table:
 def title_line(e: Experiment) -> Paragraph:
     """The experiment's identity in one line: id, game, learner, budget, seeds, profile."""
     return Paragraph(text(Span(e.id, code=True), f": {e.learner} on {e.game}, {budget_text(e)} of training per "
-                          f"seed, seeds {seed_list(list(e.seeds))}, profile ", Span(e.profile or "unknown", code=True),
+                          f"seed, {seed_names(list(e.seeds))}, profile ", Span(e.profile or "unknown", code=True),
                           "."))
 
 
@@ -159,11 +173,12 @@ def across_table(e: Experiment, links: Links) -> Table:
 
 
 def across_blocks(e: Experiment, links: Links) -> list[Block]:
-    """The evaluate stage's across-seeds summary, or nothing before the experiment is evaluated."""
-    if not e.across_seeds:
+    """The evaluate stage's across-seeds summary; nothing before the experiment is evaluated, nor for one
+    evaluated seed, whose "summary" would only repeat its own numbers (shown in the table below)."""
+    n = len((e.across_seeds or {}).get("seeds") or [])
+    if n < 2:
         return []
-    n = len(e.across_seeds.get("seeds") or [])
-    over = f"Over {n} seed{'s' if n != 1 else ''}: {_method(e.across_seeds)} (percent)"
+    over = f"Over {n} seeds: {_method(e.across_seeds)} (percent)"
     return [Heading(3, "Across seeds"),
             Paragraph(text(over + "; each seed's value beside it, linked to that seed's evaluate run.")),
             across_table(e, links)]
@@ -358,7 +373,7 @@ def experiment_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]
     """Everything about one experiment id; its figures are written into ``fig_dir``."""
     from boardrl.report.traces_section import trace_blocks
 
-    return [Heading(2, e.id, anchor=e.id), title_line(e), play_line(e), *curve_blocks(e, fig_dir), *trace_blocks(e, fig_dir),
+    return [Heading(2, e.id), title_line(e), play_line(e), *curve_blocks(e, fig_dir), *trace_blocks(e, fig_dir),
             *across_blocks(e, links),
             *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links),
             *exact_loss_blocks(e, links), *phase_blocks(e, links),
@@ -429,13 +444,14 @@ def equal_rates_note(groups: list[tuple[str, list[figures.RatePoint]]]) -> Parag
     return Paragraph(text(said))
 
 
-def optimal_blocks(exps: list[Experiment], links: Links, fig_dir: Path) -> list[Block]:
-    """Every experiment's optimal-move rate in one table, and each seed's in one figure (with words when they are
-    all equal)."""
+def optimal_blocks(exps: list[Experiment], links: Links, fig_dir: Path,
+                   name: str = "optimal_move_rates.png") -> list[Block]:
+    """The optimal-move rate of each of ``exps`` (a game's experiments) in one table, and each seed's in one
+    figure ``name`` (with words when they are all equal)."""
     rates = [(e, r) for e in exps if (r := optimal_rate(e, links)) is not None]
     if not rates:
         return []
-    rows = [[[Span(e.id, code=True)], text(e.game), text(e.learner), r.shown, text(r.basis)] for e, r in rates]
+    rows = [[[links.experiment(e.id)], text(e.game), text(e.learner), r.shown, text(r.basis)] for e, r in rates]
     out: list[Block] = [
         Heading(2, "Optimal-move rates"),
         Paragraph(text("Share of the agent's moves that keep the exact game value, on a fixed set of positions, "
@@ -446,9 +462,9 @@ def optimal_blocks(exps: list[Experiment], links: Links, fig_dir: Path) -> list[
     if not groups:
         return out
     note = equal_rates_note(groups)
-    figures.save(figures.optimal_rates(groups), fig_dir / "optimal_move_rates.png")
+    figures.save(figures.optimal_rates(groups), fig_dir / name)
     return [*out, *([note] if note else []),
             Paragraph(text("The figure: each seed's rate with its 95% Wilson interval over its positions and, with "
                            "several seeds, their IQM (diamond) with its bootstrap interval; the axis is zoomed in "
                            "on the intervals when they span less than half the scale.")),
-            Image("figures/optimal_move_rates.png", "optimal-move rates of each seed, with intervals")]
+            Image(f"figures/{name}", "optimal-move rates of each seed, with intervals")]

@@ -104,7 +104,7 @@ def _s000() -> list[SeedNumber]:
     return out
 
 
-_S001_REASON = ("the homework does not say what its % measures, how many games or which seats, nor its "
+_S001_REASON = ("the assignment does not say what its % measures, how many games or which seats, nor its "
                 "learning rate (ours 0.1); on 2x2 draws are possible, so W+D may be what it printed")
 _S001_2X2 = ("dots_and_boxes_2x2_seed001_100", "dots_and_boxes_2x2_seed001_1k", "dots_and_boxes_2x2_seed001_10k")
 _S001_3X3 = ("dots_and_boxes_3x3_seed001",)
@@ -266,6 +266,40 @@ SEED004_BENCHMARK: dict[tuple[str, str], tuple[int, int]] = {
 
 
 SEED_NUMBERS: tuple[SeedNumber, ...] = (*_s000(), *_s001(), *_s002(), *_s003(), *_s004())
+
+
+@dataclass(frozen=True)
+class System:
+    """A reference system ("seed" in the code and in SEEDS.md) in a reader's words: what it was and measured."""
+
+    seed: str
+    title: str
+    what: str
+
+
+#: The five earlier systems the project reproduces and must beat, as the report introduces them.
+SYSTEMS: dict[str, System] = {s.seed: s for s in (
+    System("000", "tic-tac-toe and Connect 4, a course's final project",
+           "The capstone report of an online machine-learning course (Udacity's Machine Learning Nanodegree; "
+           "Robles, 2017, code davidrobles/mlnd-capstone-code): tabular Q-learning at tic-tac-toe, and a "
+           "convolutional Q-network at Connect 4 trained and measured against random from the UCI data set's "
+           "positions."),
+    System("001", "Dots and Boxes, a course assignment",
+           "A course's homework assignment (\"Homework 4\", 2017) on 2x2 and 3x3 boards, built on the code of "
+           "mattdeak/dots-boxes-RL: a Q-table trained by self-play and measured against random, moderate and "
+           "advanced players. The assignment prints its figures and pass marks without saying what they measure "
+           "or over how many games; the repository's own logs are of 4x4 boards and a network."),
+    System("002", "tic-tac-toe and Connect 4, roy-hachnochi/Reinforcement-Learning",
+           "A public repository (2021): a tabular player (QT) and a deep Q-network (DQ), trained against Random, "
+           "SemiRandom, MaxMin (a depth-4 heuristic search) or themselves."),
+    System("003", "tic-tac-toe, 13rian/rl_tic_tac_toe",
+           "A public repository (2019) of self-play learners: TD(0), TD(lambda), Q-learning and DQN(lambda) with "
+           "small networks, and AlphaZero; scored against random and minimax, its figures read from its plots."),
+    System("004", "Conniption (Connect 4 with board flips), a course's final project",
+           "The capstone report of the same course (Suarez, 2017, code YeahHmm/Conniption): Q-learning and "
+           "minimax-Q tables, one per opponent and seat, trained against its five benchmark players (four "
+           "minimax heuristics and random), 100 games each with fixed seats."),
+)}
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ from typing import Any
 
 import yaml
 
-from boardrl.report.document import Block, Heading, Image, Inline, Paragraph, Span, Table, text
-from boardrl.report.links import Links, seed_list
+from boardrl.report.document import INDEX, Block, Heading, Image, Inline, Paragraph, Ref, Span, Table, slug, text
+from boardrl.report.links import Links, seed_list, seed_names
 from boardrl.report.results import UNITS, Experiment, ReportError, _read_json, check_id, finite
 
 #: Trial states Optuna writes into trials.csv.
@@ -261,6 +261,11 @@ def _pruned(s: Sweep) -> str:
     return str(s.states.get("PRUNED", 0)) if s.states else "n/a"
 
 
+def _title(s: Sweep) -> str:
+    """The heading of a sweep's subsection (on the report's index), which its id in the table links to."""
+    return f"Sweep {s.id}"
+
+
 def sweeps_table(sweeps: list[Sweep], exps: dict[str, Experiment], links: Links) -> Table:
     """One row per finished sweep: what it tuned, how many trials, at which budget, its best score and run."""
     rows = []
@@ -268,11 +273,11 @@ def sweeps_table(sweeps: list[Sweep], exps: dict[str, Experiment], links: Links)
         if s.summary is None:
             continue
         summ = s.summary
-        rows.append([[Span(s.id, code=True)], [Span(s.experiment or "", code=True)],
+        rows.append([[Span(s.id, code=True, ref=Ref(INDEX, slug(_title(s))))], [links.experiment(s.experiment or "")],
                      text(f"{summ['finished_trials']:,}"), text(_pruned(s)), text(_budget(s, exps)),
-                     text(seed_list(list(summ.get("seeds") or []))), _score(s, links),
+                     text(seed_names(list(summ.get("seeds") or []))), _score(s, links),
                      [Span(summ.get("profile") or "unknown", code=True)], _parent_run(s, links)])
-    header = ["Sweep", "Experiment", "Finished trials", "Pruned", "Budget per trial", "Seeds per trial",
+    header = ["Sweep", "Experiment", "Finished trials", "Pruned", "Budget per trial", "Training seeds of each trial",
               "Best score (trial)", "Profile", "MLflow parent run"]
     return Table(header, rows, numeric=frozenset({2, 3, 4, 6}))
 
@@ -286,7 +291,7 @@ def params_table(s: Sweep) -> Table:
     return Table(["Param", best, "Experiment's value"], rows)
 
 
-def _facts(s: Sweep, exps: dict[str, Experiment]) -> Paragraph:
+def _facts(s: Sweep, exps: dict[str, Experiment], links: Links) -> Paragraph:
     summ = s.summary or {}
     e = exps.get(s.experiment or "")
     n = summ["finished_trials"]
@@ -300,7 +305,7 @@ def _facts(s: Sweep, exps: dict[str, Experiment]) -> Paragraph:
     secs = finite(summ.get("seconds"))
     took = f" in {secs:,.1f} s" if secs is not None else ""
     return Paragraph(text(
-        "Tunes ", Span(s.experiment or "", code=True), f" ({e.learner} on {e.game})" if e is not None else "",
+        "Tunes ", links.experiment(s.experiment or ""), f" ({e.learner} on {e.game})" if e is not None else "",
         f": {trials}{took}, each trained {_budget(s, exps)} per seed{own} with seed{'s' if len(seeds) != 1 else ''} "
         f"{seed_list(seeds)}, profile ", Span(summ.get("profile") or "unknown", code=True), ", study ",
         Span(summ.get("study") or "unknown", code=True), "."))
@@ -316,14 +321,14 @@ def _copy_figures(s: Sweep, fig_dir: Path) -> list[Block]:
     return out
 
 
-def sweep_blocks_one(s: Sweep, exps: dict[str, Experiment], fig_dir: Path) -> list[Block]:
+def sweep_blocks_one(s: Sweep, exps: dict[str, Experiment], fig_dir: Path, links: Links | None = None) -> list[Block]:
     """One sweep's subsection; its shown figures are copied into ``fig_dir``."""
     where = Span(f"results/sweeps/{s.id}/", code=True)
-    head: list[Block] = [Heading(3, f"Sweep {s.id}", anchor=f"sweep-{s.id}")]
+    head: list[Block] = [Heading(3, _title(s))]
     if s.summary is None:
         return [*head, Paragraph(text("Not finished yet (", Span(f"results/sweeps/{s.id}/summary.json", code=True),
                                       " is missing)."))]
-    out: list[Block] = [*head, _facts(s, exps)]
+    out: list[Block] = [*head, _facts(s, exps, links or Links())]
     if s.best_params is None:
         out.append(Paragraph(text("No best params yet (", Span(f"results/sweeps/{s.id}/best_params.yaml", code=True),
                                   " is missing).")))
@@ -361,5 +366,5 @@ def sweep_blocks(sweeps: list[Sweep], exps: list[Experiment], links: Links, fig_
     if any(s.summary is not None for s in sweeps):
         out.append(sweeps_table(sweeps, by_id, links))
     for s in sweeps:
-        out += sweep_blocks_one(s, by_id, fig_dir)
+        out += sweep_blocks_one(s, by_id, fig_dir, links)
     return out
