@@ -290,3 +290,24 @@ def test_a_full_disk_during_the_torch_save_keeps_the_previous_checkpoint(tmp_pat
     monkeypatch.undo()
     assert {p.name: p.read_bytes() for p in ckpt.dir.iterdir()} == before  # no temporary left, nothing changed
     assert Checkpoint(ckpt.dir, FP).load().done == 7  # the previous generation, whole
+
+
+def test_a_checkpoint_whose_state_does_not_fit_the_learner_is_discarded(tmp_path, capsys, fresh, monkeypatch):
+    """Hashes match but the learner's code cannot load the state (changed code, same fingerprint): set aside."""
+    ck = killed_checkpoint(tmp_path)
+    original = DQNLearner.load_state_dict
+
+    def refuse_once(self, state):
+        monkeypatch.setattr(DQNLearner, "load_state_dict", original)
+        original(self, state)  # half-loaded: the fresh run must not keep any of it
+        raise KeyError("replay")
+
+    monkeypatch.setattr(DQNLearner, "load_state_dict", refuse_once)
+    capsys.readouterr()
+    learner, agent = train(ck)
+    line = only_line(capsys.readouterr().err)
+    assert line.startswith(f"error: {ck / MANIFEST}: its state does not fit this learner (KeyError: 'replay')")
+    assert "discarding it and starting fresh" in line
+    assert learner.resumed_from == 0
+    set_aside(ck)
+    assert model_bytes(agent, tmp_path / "model") == fresh

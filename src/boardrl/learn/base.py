@@ -220,7 +220,11 @@ class Learner(ABC):
         self.checkpoint = ckpt
         self._on_metrics = on_metrics
         self.setup(game, p, seed, opp)
-        done, seconds = self._restore(ckpt)
+        restored = self._restore(ckpt)
+        if restored is None:  # a checkpoint this learner's code cannot use was set aside: start from scratch
+            self.setup(game, p, seed, opp)
+            restored = 0, 0.0
+        done, seconds = restored
         self.resumed_from = done
         t0 = time.perf_counter()
         with _progress_bar(total, done, self.unit, f"{self.name} on {game.game_id}", progress) as bar:
@@ -268,16 +272,28 @@ class Learner(ABC):
         points = {str(k): v for k, v in sorted(self.curve_points.items())}
         ckpt.save(done, state, {"evaluations": evaluations, "curve_points": points, "seconds": seconds})
 
-    def _restore(self, ckpt: Checkpoint) -> tuple[int, float]:
-        """(units done, seconds spent) from the checkpoint, after loading the learner's state; (0, 0) fresh."""
+    def _restore(self, ckpt: Checkpoint) -> tuple[int, float] | None:
+        """(units done, seconds spent) from the checkpoint, after loading the learner's state; (0, 0) fresh.
+
+        None when the checkpoint read well (its hashes match) but its state does not fit this learner's code, e.g.
+        after an edit that kept the run's fingerprint: it is set aside with one line (``Checkpoint.discard``) and
+        the caller sets the learner up afresh, since ``load_state_dict`` may have changed part of its state.
+        """
         self.evaluations, self.curve_points = {}, {}
         loaded = ckpt.load()
         if loaded is None:
             return 0, 0.0
-        self.load_state_dict(loaded.state["learner"])
-        _set_torch_rng_state(loaded.state.get("torch_rng"))
-        self.evaluations = {int(k): v for k, v in loaded.extra.get("evaluations", {}).items()}
-        self.curve_points = {int(k): int(v) for k, v in loaded.extra.get("curve_points", {}).items()}
+        try:
+            self.load_state_dict(loaded.state["learner"])
+            _set_torch_rng_state(loaded.state.get("torch_rng"))
+            evaluations = {int(k): v for k, v in loaded.extra.get("evaluations", {}).items()}
+            curve_points = {int(k): int(v) for k, v in loaded.extra.get("curve_points", {}).items()}
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            ckpt.discard(ckpt.dir / MANIFEST, f"its state does not fit this learner ({type(exc).__name__}: {first})")
+            self.evaluations, self.curve_points = {}, {}
+            return None
+        self.evaluations, self.curve_points = evaluations, curve_points
         return loaded.done, float(loaded.extra.get("seconds", 0.0))
 
     @staticmethod
