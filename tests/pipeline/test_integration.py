@@ -304,7 +304,8 @@ def test_tournaments_and_learner_records(repo):
     trace = (path / "results/train/tictactoe_seed000_exp01/seed-7/trace.tsv").read_text().splitlines()
     assert trace[0] == "game\taction\tq" and len(trace) == 1 + 800 * 5  # 5 legal moves at s0 after each game
     report = (path / "reports" / "report.md").read_text()
-    assert "## Round robins of fixed players" in report and "### Q-value trace" in report
+    assert "## Round robins of fixed players" in report
+    assert "### Q-value trace" in (path / "reports" / "tictactoe.md").read_text()  # on the game's own page
 
 
 # ---------------------------------------------------------------------------------------------- what reruns
