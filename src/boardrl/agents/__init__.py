@@ -117,7 +117,7 @@ ENTRIES: tuple[AgentEntry, ...] = (
     AgentEntry("mcts", _A + "mcts", "MCTSAgent", _any, "every game"),
     AgentEntry("puct", _A + "puct", "PUCTAgent", _any, "every game"),
     AgentEntry("perfect", _A + "perfect", "PerfectAgent", _has_referee, _PERFECT, hidden=("referee",)),
-    AgentEntry("human", _A + "human", "HumanAgent", _any, "every game", hidden=("input", "output")),
+    AgentEntry("human", _A + "human", "HumanAgent", _any, "every game", hidden=("input", "output", "undo")),
     AgentEntry("pool", _A + "pool", "PoolAgent", _any, "every game"),
     AgentEntry("moderate", _A + "dots_and_boxes", "ModerateAgent", _dots, "dots_and_boxes_RxC"),
     AgentEntry("advanced", _A + "dots_and_boxes", "AdvancedAgent", _dots, "dots_and_boxes_RxC"),
