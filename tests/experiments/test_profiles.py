@@ -1,5 +1,5 @@
 """Profiles: overlays of params.yaml (dicts merge, lists replace), validated, run as DVC experiments in a persistent
-directory (a killed run resumes: tests/experiments/test_profile_resume.py)."""
+directory (a killed run resumes: tests/pipeline/test_fault_injection.py)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,18 @@
-"""kill -9 at random moments of a pipeline run, rerun until it finishes: the outputs equal an uninterrupted run's.
+"""kill -9 at random moments of a profile run, rerun until it finishes: the outputs equal an uninterrupted run's.
 
-Two copies of the repository keep one tic-tac-toe tabular Q experiment (long enough to be killed inside every
-stage kind: download, prepare, inputs, referee, train with checkpoints, curve, ladder, evaluate, report).  One runs
-``dvc repro`` once.  The other is killed (SIGKILL to the whole process group: DVC, the stage, its workers) at
-moments drawn from a seeded generator, then ``dvc repro`` runs again until it ends; a rerun must never fail.
-Then every output that carries a number (model files, curve snapshots, curve, evaluation, metrics) must be
-byte-equal between the two copies, and no MLflow run of the killed copy may be left RUNNING.
+Two copies of the repository keep one tic-tac-toe tabular Q experiment (long enough that a kill lands inside
+training with checkpoints, or in any other stage: download, prepare, inputs, referee, curve, ladder, evaluate,
+report).  Each runs a small overlay, `resume`, with ``python -m boardrl.experiments.profiles run resume`` as
+``make repro PROFILE=resume`` runs it: in the profile's lasting folder, saved as a DVC experiment at the end.  One
+copy runs once.  The other is killed (SIGKILL to the whole process group: the profile command, DVC, the stage,
+its workers) at moments drawn from a seeded generator, and the same command runs again after each kill; a rerun
+must never fail, and the last one ends the run.  Then:
+
+- every output that carries a number (model files, curve snapshots, curve, evaluation, metrics) is byte-equal
+  between the two copies (a trained model is a function of game, params and seed, whatever the kills);
+- no MLflow run of the killed copy is left RUNNING;
+- the rerun resumed the same DVC experiment, which DVC lists once finished, and the workspace (params.yaml, git)
+  was never touched.
 """
 
 from __future__ import annotations
@@ -15,47 +22,44 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 
-from repo_copy import VENV_BIN, copy_repo, run, stage_env
+from boardrl.experiments.profiles import RUN_STATE, run_dir
+from repo_copy import copy_repo, git, run, stage_env
 
 pytestmark = pytest.mark.timeout(900)
 
 EXP = "tictactoe_tabular_q"
+PROFILE = "resume"
 KILLS = 3
-SEED = 34  # the issue's number: any fixed value gives the same kill moments on every run of the test
+SEED = 34  # any fixed value gives the same kill moments on every run of the test
+OVERLAY = {
+    "data": {"url": "http://127.0.0.1:9/connect+4.zip", "timeout_s": 2},  # the vendored copy, no network wait
+    "prepare": {"check_regenerated": False},
+    "train": {"eval_games": 20, "curve": {"first": 100, "per_decade": 1}},
+    "evaluate": {"games": 20, "optimal_positions": 10,
+                 "per_game": {"tictactoe": {"opponents": ["random", {"agent": "perfect", "games": 10}]}}},
+    "experiments": {EXP: {"seeds": [7], "params": {"games": 40000, "checkpoint_every": 4000,
+                                                   "parallel_games": 1}}},
+}
+CMD = [sys.executable, "-m", "boardrl.experiments.profiles", "run", PROFILE]
+
+#: Provenance that differs between any two runs (wall time, MLflow run, the copy's git commit, DVC experiment).
+RUN_RECORDS = {"seconds", "mlflow_run_id", "git_commit", "dvc_exp_name"}
 
 
 def one_experiment(data: dict) -> None:
-    data["experiments"] = {EXP: {**data["experiments"][EXP], "seeds": [7],
-                                 "params": {"games": 40000, "checkpoint_every": 4000, "parallel_games": 1}}}
+    data["experiments"] = {EXP: data["experiments"][EXP]}
     data["sweeps"], data["tournaments"] = {}, {}
-    data["data"].update(url="http://127.0.0.1:9/connect+4.zip", timeout_s=2)  # the vendored copy, no network
-    data["prepare"]["check_regenerated"] = False
-    data["train"].update(eval_games=20, curve={"first": 100, "per_decade": 1, "include_zero": True})
-    data["evaluate"].update(games=20, optimal_positions=10)
-    data["evaluate"]["per_game"] = {"tictactoe": {**data["evaluate"]["per_game"]["tictactoe"],
-                                                  "opponents": ["random", {"agent": "perfect", "games": 10}]}}
 
 
-REPRO = [str(VENV_BIN / "dvc"), "repro"]
-
-
-def numbers(repo: Path) -> dict[str, object]:
-    """Every output file that carries a number of the experiment (not timings, run ids or logs)."""
-    roots = [repo / "models" / EXP, repo / "snapshots" / EXP, repo / "results" / "curves" / EXP]
-    files = {str(p.relative_to(repo)): p.read_bytes() for r in roots for p in sorted(r.rglob("*"))
-             if p.is_file() and "checkpoint" not in p.parts}
-    for rel in (f"results/eval/{EXP}.json", f"results/metrics/{EXP}.json"):
-        files[rel] = without_run_records(json.loads((repo / rel).read_text()))
-    return files
-
-
-#: Provenance that differs between any two runs (wall time, MLflow run, the copy's own git commit).
-RUN_RECORDS = {"seconds", "mlflow_run_id", "git_commit"}
+def add_profile(root: Path) -> None:
+    (root / "profiles" / f"{PROFILE}.yaml").write_text(yaml.safe_dump(OVERLAY, sort_keys=False))
 
 
 def without_run_records(tree):
@@ -66,10 +70,20 @@ def without_run_records(tree):
     return tree
 
 
+def numbers(where: Path) -> dict[str, object]:
+    """Every output file that carries a number of the experiment (not timings, run ids or logs)."""
+    roots = [where / "models" / EXP, where / "snapshots" / EXP, where / "results" / "curves" / EXP]
+    files: dict[str, object] = {str(p.relative_to(where)): p.read_bytes() for r in roots for p in sorted(r.rglob("*"))
+                                if p.is_file() and "checkpoint" not in p.parts}
+    for rel in (f"results/eval/{EXP}.json", f"results/metrics/{EXP}.json"):
+        files[rel] = without_run_records(json.loads((where / rel).read_text()))
+    return files
+
+
 def kill_after(repo: Path, seconds: float, log: Path) -> bool:
-    """Start ``dvc repro``; SIGKILL its process group after ``seconds``; False if it finished first."""
+    """Run the profile; SIGKILL its process group after ``seconds``; False if it finished first."""
     with log.open("a") as out:
-        proc = subprocess.Popen(REPRO, cwd=repo, env=stage_env(repo), stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(CMD, cwd=repo, env=stage_env(repo), stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         try:
             proc.wait(timeout=seconds)
@@ -91,21 +105,30 @@ def running_runs(repo: Path) -> list[str]:
 
 
 def test_random_kills_change_no_number_and_leave_no_running_run(tmp_path):
-    reference = copy_repo(tmp_path / "reference", one_experiment)
-    whole = run(REPRO, reference, timeout=600)
+    reference = copy_repo(tmp_path / "reference", one_experiment, add_profile)
+    whole = run(CMD, reference, timeout=600)
     assert whole.returncode == 0, whole.stdout[-3000:] + whole.stderr[-3000:]
 
-    killed = copy_repo(tmp_path / "killed", one_experiment)
+    killed = copy_repo(tmp_path / "killed", one_experiment, add_profile)
+    params_before = (killed / "params.yaml").read_bytes()
+    where = run_dir(killed, PROFILE)
     rng = random.Random(SEED)
     log = tmp_path / "killed.log"
-    moments = [rng.uniform(0.1, 0.5) * whole.seconds for _ in range(KILLS)]
+    moments = [rng.uniform(0.15, 0.5) * whole.seconds for _ in range(KILLS)]
     kills = sum(kill_after(killed, s, log) for s in moments)
-    t0 = time.perf_counter()
-    final = run(REPRO, killed, timeout=600)
-    assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
     assert kills >= 2, f"only {kills} of {KILLS} runs were killed: the experiment is too short to test anything"
+    name = json.loads(where.joinpath(*RUN_STATE).read_text())["exp_name"]
+    t0 = time.perf_counter()
+    final = run(CMD, killed, timeout=600)
+    assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
+    assert f"profile {PROFILE}: resuming DVC experiment {name}" in final.stderr
 
-    assert numbers(killed) == numbers(reference)
+    assert numbers(where) == numbers(run_dir(reference, PROFILE))
     assert running_runs(killed) == []
+    shown = run(["dvc", "exp", "show", "--json"], killed)
+    assert shown.returncode == 0 and f'"{name}"' in shown.stdout
+    assert not where.joinpath(*RUN_STATE).exists()  # finished: the next run is a new experiment
+    assert (killed / "params.yaml").read_bytes() == params_before  # the workspace was never touched
+    assert git(killed, "status", "--porcelain") == ""
     print(f"uninterrupted {whole.seconds:.0f} s; killed at {[round(s) for s in moments]} s of each rerun; "
           f"last rerun {time.perf_counter() - t0:.0f} s")
