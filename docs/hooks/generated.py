@@ -127,10 +127,18 @@ def _agents(_: Path, __: str | None) -> str:
 
 
 def _studies(root: Path, _: str | None) -> str:
+    """The studies' table, then the results table of each study that has been run (its generated results.md)."""
     rows = []
     for path in sorted((root / "studies").glob("*.yaml")):
         study = yaml.safe_load(path.read_text(encoding="utf-8"))
+        ran = (path.parent / path.stem / "results.md").is_file()
         rows.append([f"`{path.stem}`", _text(str(study.get("description", ""))),
                      ", ".join(f"`{v}`" for v in study.get("variations", {})),
-                     f"`make study NAME={path.stem}`"])
-    return _table(["study", "what it compares", "variations", "rerun"], rows)
+                     f"`make study NAME={path.stem}`", "below" if ran else "not run yet"])
+    results = [_demoted(p.read_text(encoding="utf-8")) for p in sorted((root / "studies").glob("*/results.md"))]
+    return "\n\n".join([_table(["study", "what it compares", "variations", "rerun", "results"], rows), *results])
+
+
+def _demoted(markdown: str) -> str:
+    """A results.md under this page's headings: each heading two levels down."""
+    return "\n".join(f"##{line}" if line.startswith("#") else line for line in markdown.splitlines())
