@@ -329,3 +329,29 @@ def test_cli_run_refuses_before_dvc(project):
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.splitlines() == [res.stderr.strip()]
     assert res.stderr.startswith("error: params.yaml + profiles/tiny.yaml: experiments.bad.game: unknown game 'go'")
+
+
+def test_a_damaged_dvc_lock_is_set_aside_and_the_last_good_one_put_back(tmp_path, capsys):
+    """DVC rewrites dvc.lock in place: a kill mid-write must not block every rerun."""
+    from boardrl.experiments.profiles import GOOD_LOCK, guard_lock
+
+    lock = tmp_path / "dvc.lock"
+    good = "schema: '2.0'\nstages:\n  prepare:\n    cmd: python pipeline/prepare.py\n"
+    lock.write_text(good)
+    assert guard_lock(tmp_path) is None and tmp_path.joinpath(*GOOD_LOCK).read_text() == good
+    lock.write_text(good + "  train@x:\n    deps:\n    - path: a\n")  # cut off: a stage without its cmd
+    aside = guard_lock(tmp_path)
+    assert aside is not None and aside.name.startswith("dvc.lock.damaged-")
+    assert lock.read_text() == good and "train@x" in aside.read_text()  # moved aside, not deleted
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"error: {lock}: damaged (") and "the last good one is back" in line
+    assert "\n" not in line
+
+
+def test_a_damaged_dvc_lock_without_a_good_copy_is_only_set_aside(tmp_path, capsys):
+    from boardrl.experiments.profiles import guard_lock
+
+    (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages: [\n")
+    assert guard_lock(tmp_path) is not None
+    assert not (tmp_path / "dvc.lock").exists()
+    assert "DVC checks every stage again" in capsys.readouterr().err

@@ -280,14 +280,58 @@ def untracked_outputs(directory: Path) -> list[str]:
     return [p for p in listed.split("\0") if p]
 
 
+LOCK = "dvc.lock"
+GOOD_LOCK = (".dvc", "tmp", "boardrl-dvc.lock.good")  # the last dvc.lock that DVC would accept, per directory
+
+
+def guard_lock(directory: Path) -> Path | None:
+    """Keep a rerun from being blocked by a damaged ``dvc.lock``; the place it was moved to, if it was damaged.
+
+    DVC rewrites dvc.lock in place after every stage, so a kill -9 at that moment leaves a truncated file that
+    every later ``dvc repro`` refuses ("validation failed").  A lock DVC accepts is copied aside before each run;
+    a damaged one is moved to ``dvc.lock.damaged-<UTC time>`` (not deleted) with one line, and the last good copy
+    put back.  DVC then finds the stages that finished after that copy changed and reruns them: their outputs
+    are a function of params and seed, so they come out the same (tests/pipeline/test_fault_injection.py).
+    """
+    lock, good = directory / LOCK, directory.joinpath(*GOOD_LOCK)
+    if not lock.is_file():
+        return None
+    problem = _lock_problem(lock)
+    if problem is None:
+        good.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(lock, good)
+        return None
+    aside = lock.with_name(f"{LOCK}.damaged-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    os.replace(lock, aside)
+    if good.is_file():
+        shutil.copyfile(good, lock)
+    kept = "the last good one is back" if good.is_file() else "DVC checks every stage again"
+    print(f"error: {lock}: {problem}; moved to {aside.name}, {kept}", file=sys.stderr, flush=True)
+    return aside
+
+
+def _lock_problem(lock: Path) -> str | None:
+    """Why DVC would refuse ``lock`` (its own schema), or None."""
+    import yaml
+    from dvc.schema import COMPILED_LOCKFILE_SCHEMA
+
+    try:
+        COMPILED_LOCKFILE_SCHEMA(yaml.load(lock.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except Exception as exc:  # noqa: BLE001 -- a YAML error or a schema violation: both mean DVC refuses it
+        return f"damaged ({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__})"
+    return None
+
+
 def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | None = None) -> int:
     """Run profile ``name`` (validated before) and save it as a DVC experiment; the exit status of DVC."""
     if name == DEFAULT:
+        guard_lock(root)
         return subprocess.call(["dvc", "repro"], cwd=root)
     run = plan(root, name, workspace, exp_name)
     if not workspace:
         sync_run_dir(root, run.directory)
     write_params(root, run.directory, name)
+    guard_lock(run.directory)
     state = run.directory.joinpath(*RUN_STATE)
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text(json.dumps({"profile": name, "exp_name": run.exp_name}))
