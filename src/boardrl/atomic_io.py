@@ -24,7 +24,7 @@ def _tmp_prefix(target: Path) -> str:
     return f".{target.name}.tmp-"
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     """Make a rename durable (best effort: some file systems refuse to open directories)."""
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -63,7 +63,7 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
@@ -151,7 +151,7 @@ def replace_directory(source: Path, target: Path) -> None:
         old.rmdir()
         os.replace(target, old)
     os.replace(source, target)
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     if old is not None:
         if old.is_dir() and not old.is_symlink():
             shutil.rmtree(old, ignore_errors=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from boardrl.atomic_io import atomic_write_json
+from boardrl.atomic_io import atomic_write_json, fsync_dir
 from boardrl.errors import BoardRLError
 
 JOURNAL_FORMAT = 1
@@ -116,7 +116,7 @@ class Publication:
             self._roll_back(done, exc)
             raise
         for parent in {s.target.parent for s in self.switches}:
-            _fsync_dir(parent)
+            fsync_dir(parent)
         _forget(self.journal, self.switches)
 
     def _roll_back(self, done: list[tuple[_Switch, bool, bool]], cause: BaseException) -> None:
@@ -180,20 +180,6 @@ def _parent(target: Path) -> Path:
     parent = Path(target).parent
     parent.mkdir(parents=True, exist_ok=True)
     return parent
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the renames in ``directory`` durable before the journal goes (best effort)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _why(exc: OSError) -> str:
