@@ -58,6 +58,9 @@ TARGETS: dict[str, tuple[str, float]] = {
     "tabular.dots_and_boxes_3x3_10k_margin_transfer_s": ("<=", 30.0),
     # Connect 4 DQN training, learning included (issue: >= 3,000 environment steps per second on this machine)
     "dqn.connect4_env_steps_per_s": (">=", 3000.0),
+    # The first look (issue: `make repro PROFILE=tiny` in <= 2 minutes on this machine, idle): a fresh copy of the
+    # project with an empty DVC cache and MLflow database, as a new user's clone has.
+    "pipeline.tiny_profile_s": ("<=", 120.0),
 }
 #: AlphaZero search figures: reported without a target (issue 10 asks for them, not for a threshold), as are the
 #: rollout agent's ``mcts.<game>_simulations_per_s``.
@@ -394,6 +397,40 @@ class Bench:
     run: Callable[[int], dict[str, float]]
 
 
+# ---------------------------------------------------------------------------------------------- the first look
+def _project_copy(dst: Path) -> None:
+    """What git would ship (tracked and untracked-not-ignored files) with numba's on-disk caches, as one commit:
+    a new user's clone after `make install` (which compiles the kernels once)."""
+    root = HERE.parent
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    caches = [str(p.relative_to(root)) for pat in ("*.nbi", "*.nbc") for p in (root / "src").rglob(pat)]
+    for rel in filter(None, listed + caches):
+        if (root / rel).is_file():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["cp", "-p", str(root / rel), str(dst / rel)], check=True)
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.email=bench@boardrl", "-c", "user.name=bench", "commit",
+                                                 "-qm", "benchmark copy"]):
+        subprocess.run(["git", *args], cwd=dst, check=True, capture_output=True)
+
+
+def bench_tiny_profile(repeats: int) -> dict[str, float]:
+    """Wall time of ``make repro PROFILE=tiny`` (the profile runner it calls) in a fresh copy of the project."""
+    runs = []
+    for _ in range(max(1, min(repeats, 2))):  # two minutes a run
+        with tempfile.TemporaryDirectory() as tmp:
+            _project_copy(Path(tmp))
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("DVC_", "MLFLOW_", "BOARDRL_"))}
+            env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+            t = time.perf_counter()
+            out = subprocess.run([sys.executable, "-m", "boardrl.experiments.profiles", "run", "tiny"], cwd=tmp,
+                                 env=env, capture_output=True, text=True, timeout=1800)
+            runs.append(time.perf_counter() - t)
+        if out.returncode != 0:
+            raise RuntimeError((out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1])
+    return {"pipeline.tiny_profile_s": statistics.median(runs)}
+
+
 def all_benches() -> list[Bench]:
     benches = []
     for g in ENGINE_GAMES:
@@ -411,6 +448,7 @@ def all_benches() -> list[Bench]:
         benches.append(Bench((f"mcts.{g}_simulations_per_s",), lambda r, g=g: bench_mcts(g, r)))
     benches.append(Bench(ALPHAZERO_KEYS, bench_alphazero))
     benches.append(Bench(WEB_REFEREE_KEYS, bench_web_referee))
+    benches.append(Bench(("pipeline.tiny_profile_s",), bench_tiny_profile))
     return benches
 
 
@@ -521,6 +559,11 @@ def main(argv: list[str] | None = None) -> int:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     _write_atomic(args.output, results)
     print(f"\nwrote {args.output}")
+    failed = [k for k in ran if verdict(k, results.get(k)).startswith("FAIL") or k in errors]
+    if failed:  # loudly: a figure past its target (or one that could not be measured) fails `make bench`
+        print(f"error: {len(failed)} benchmark figure(s) missed their target or failed: {', '.join(failed)}",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -303,9 +303,9 @@ class Params(_Strict):
 
     def budget(self, exp_id: str) -> tuple[str, int]:
         """(unit, amount) of the experiment's training budget: its learner's unit ("games" or "steps")."""
-        from boardrl.learn import learner_class
+        from boardrl.learn import learner_unit
 
-        unit = learner_class(self.experiment(exp_id).learner).unit
+        unit = learner_unit(self.experiment(exp_id).learner)
         return unit, int(getattr(self.learner_params(exp_id), unit))
 
     def curve_opponents(self, exp_id: str) -> list[Opponent]:

@@ -19,7 +19,9 @@ from boardrl.experiments.profiles import (
     DEFAULT,
     RUN_STATE,
     commands,
+    RUNS_DIR as RUN_DIRS,
     effective_params,
+    first_look,
     hydra_value,
     leaves,
     load_overlay,
@@ -270,6 +272,57 @@ def test_a_bad_drop_is_one_line(project, drop, problem):
     assert problem in str(info.value) and "\n" not in str(info.value)
 
 
+def test_keep_drops_every_other_id_of_a_section(project):
+    (project / "profiles" / "few.yaml").write_text(yaml.safe_dump(
+        {"keep": {"experiments": ["tictactoe_tabular_q", "connect4_alphazero"]},
+         "drop": ["experiments.connect4_alphazero"]}))
+    raw = yaml.safe_load((project / "params.yaml").read_text())
+    p = parse_params(effective_params(project, "few"))
+    assert list(p.experiments) == ["tictactoe_tabular_q"]
+    assert set(p.sweeps) == set(raw["sweeps"]) and set(p.tournaments) == set(raw["tournaments"])
+    drops = load_overlay(project, "few")["drop"]
+    assert len(drops) == len(raw["experiments"]) - 1 and len(set(drops)) == len(drops)  # each dropped once
+
+
+@pytest.mark.parametrize("keep, problem", [
+    ({"experiments": ["nope"]}, "keep.experiments: 'nope' is not a key of params.yaml experiments"),
+    ({"games": ["tictactoe"]}, "keep.games: is not a section of ids in params.yaml"),
+    (["experiments.tictactoe_tabular_q"], "keep: must map a params section to the ids it keeps"),
+])
+def test_a_bad_keep_is_one_line(project, keep, problem):
+    (project / "profiles" / "few.yaml").write_text(yaml.safe_dump({"keep": keep}))
+    with pytest.raises(ConfigError) as info:
+        effective_params(project, "few")
+    assert problem in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_tiny_profile_is_a_first_look_of_one_experiment_per_game():
+    params = parse_params(effective_params(ROOT, "tiny"))
+    assert sorted(e.game for e in params.experiments.values()) == sorted(
+        ["tictactoe", "dots_and_boxes_3x3", "conniption", "connect4"])
+
+
+@pytest.mark.parametrize("applied, named", [({"profile": "tiny"}, "profile 'tiny'"),
+                                            ({"study": {"name": "s", "variation": "v"}}, "study 's' variation 'v'")])
+def test_the_default_run_refuses_params_a_profile_left_in_the_workspace(project, applied, named):
+    edit_yaml(project / "params.yaml", lambda d: d.update(applied))
+    res = cli(project, "run", "default")
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.startswith("error: params.yaml holds the values of " + named)
+    assert "`git checkout params.yaml`" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_first_look_names_the_run_s_real_paths_and_experiment(project):
+    run = plan(project, "tiny", exp_name="tiny-x")
+    run.directory.mkdir(parents=True)
+    write_params(project, run.directory, "tiny")
+    text = first_look(project, run)
+    where = str(Path(*RUN_DIRS, "tiny"))
+    assert f"saved as DVC experiment tiny-x; its outputs stay in {where}/" in text
+    assert f"{where}/reports/index.html" in text and "dvc exp show --rev tiny-x" in text
+    assert f"BOARDRL_ROOT={where} .venv/bin/boardrl match tictactoe model:tictactoe_tabular_q random" in text
+
+
 def test_in_process_check_and_args(project, capsys):
     assert main(["check", "tiny", "--root", str(project)]) is None
     main(["args", "tiny", "--root", str(project), "--name", "t1"])
@@ -324,11 +377,12 @@ def test_cli_check_tiny_names_the_overlay(project):
 
 def test_cli_run_refuses_before_dvc(project):
     """`run` validates first: a bad file never reaches dvc (which is not even looked up)."""
-    edit_yaml(project / "params.yaml", lambda d: d["experiments"].update(bad={"game": "go", "learner": "tabular_q"}))
+    edit_yaml(project / "params.yaml", lambda d: d["experiments"]["tictactoe_tabular_q"].update(game="go"))
     res = cli(project, "run", "tiny")
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.splitlines() == [res.stderr.strip()]
-    assert res.stderr.startswith("error: params.yaml + profiles/tiny.yaml: experiments.bad.game: unknown game 'go'")
+    assert res.stderr.startswith(
+        "error: params.yaml + profiles/tiny.yaml: experiments.tictactoe_tabular_q.game: unknown game 'go'")
 
 
 def test_a_damaged_dvc_lock_is_set_aside_and_the_last_good_one_put_back(tmp_path, capsys):
@@ -345,6 +399,25 @@ def test_a_damaged_dvc_lock_is_set_aside_and_the_last_good_one_put_back(tmp_path
     assert lock.read_text() == good and "train@x" in aside.read_text()  # moved aside, not deleted
     line = capsys.readouterr().err.strip()
     assert line.startswith(f"error: {lock}: damaged (") and "the last good one is back" in line
+    assert "\n" not in line
+
+
+@pytest.mark.parametrize("text", ["", '{"read": {"models/x": [{"pid": 1, "cmd": "dvc re'])
+def test_a_damaged_dvc_rwlock_is_set_aside(tmp_path, capsys, text):
+    """DVC rewrites .dvc/tmp/rwlock as stages take and free paths: a kill then left it empty and blocked reruns."""
+    from boardrl.experiments.profiles import RWLOCK, guard_rwlock
+
+    rwlock = tmp_path.joinpath(*RWLOCK)
+    assert guard_rwlock(tmp_path) is None  # none yet: nothing to do
+    rwlock.parent.mkdir(parents=True)
+    rwlock.write_text('{"read": {}, "write": {}}')
+    assert guard_rwlock(tmp_path) is None and rwlock.is_file() and capsys.readouterr().err == ""
+    rwlock.write_text(text)
+    aside = guard_rwlock(tmp_path)
+    assert aside is not None and aside.name.startswith("rwlock.damaged-") and aside.read_text() == text
+    assert not rwlock.exists()
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"error: {rwlock}: damaged (") and line.endswith("DVC starts a new one")
     assert "\n" not in line
 
 

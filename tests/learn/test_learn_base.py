@@ -155,3 +155,26 @@ def test_registry_and_errors(tmp_path):
     with pytest.raises(Exception, match="unknown agent 'bogus'"):
         learner.train(TTT, {"games": 10, "opponent": "bogus"}, eval_points=[], **kw)
     assert "\n" not in str(LearnError("x"))
+
+
+def test_every_learner_has_one_params_model_and_unit_wherever_it_is_read():
+    """A torch learner keeps its params model in learn/<x>_params.py; the registry gives the learner's own."""
+    from boardrl.learn import learner_class, learner_unit
+
+    for name in learner_names():
+        assert learner_params_model(name) is learner_class(name).params_model, name
+        assert learner_unit(name) == learner_class(name).unit in ("games", "steps"), name
+
+
+def test_validating_the_shipped_params_imports_no_torch():
+    """Every pipeline stage validates params.yaml first; torch costs a stage about 1.4 s to import."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom boardrl.config import load_params\np = load_params('params.yaml')\n"
+            "[(p.budget(e), p.learner_params(e)) for e in p.experiments]\n"
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))[:3])")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -37,6 +37,15 @@ EXTRA = {
 }
 
 
+#: Tiny budgets for the kept experiments that the shipped tiny profile (a first look) leaves out.
+TINY_EXTRA = {
+    "dots_and_boxes_2x2_tabular_q": {"seeds": [7], "params": {"games": 1500, "parallel_games": 64}},
+    "tictactoe_seed000_exp01": {"seeds": [7]},
+    "tictactoe_seed002_qt_vs_random": {"seeds": [7], "params": {"games": 2000},
+                                       "ladder": ["random", {"agent": "maxmin", "games": 10}]},
+    "dots_and_boxes_3x3_transfer": {"seeds": [7], "params": {"games": 2000, "transfer_source": {"params": {"games": 2000}}}},
+}
+
 #: The shipped experiments the copy keeps: the two tabular_q ones (the sweep names the first) and one per other
 #: learner or feature (a Q-value trace with no curve opponents, QT, seed 004's table, a transfer in the stage).
 KEEP = ("tictactoe_tabular_q", "dots_and_boxes_2x2_tabular_q", "tictactoe_seed000_exp01",
@@ -53,8 +62,9 @@ def trim_tiny(root: Path) -> None:
     """The copy's tiny overlay names only the experiments the copy has."""
     path = root / "profiles" / "tiny.yaml"
     tiny = yaml.safe_load(path.read_text())
-    tiny["experiments"] = {k: v for k, v in tiny["experiments"].items() if k in KEEP}
-    tiny["drop"] = [k for k in tiny.get("drop", []) if k.split(".", 1)[1] in KEEP]
+    tiny.pop("keep", None)  # the copy's params.yaml already holds only the experiments under test
+    tiny["experiments"] = {k: v for k, v in {**tiny["experiments"], **TINY_EXTRA}.items() if k in KEEP}
+    tiny["drop"] = [k for k in tiny.get("drop", []) if not k.startswith("experiments.")]
     path.write_text(yaml.safe_dump(tiny, sort_keys=False))
 
 
@@ -452,11 +462,11 @@ def test_curve_settings_rerun_only_the_curve_stages(repo):
 
 
 def test_sweep_stage_outputs(repo):
-    """sweep@<id> of the tiny profile: 3 finished trials, best params the train stage takes, figures."""
+    """sweep@<id> of the tiny profile: its finished trials, best params the train stage takes, figures."""
     path = repo["path"]
     out = path / "results/sweeps/tictactoe_tabular_q"
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["finished_trials"] == 3 and summary["profile"] == "tiny" and summary["seeds"] == [7]
+    assert summary["finished_trials"] == repo["params"]["sweeps"]["tictactoe_tabular_q"]["trials"] and summary["profile"] == "tiny" and summary["seeds"] == [7]
     best = yaml.safe_load((out / "best_params.yaml").read_text())
     assert best["sweep"]["best_score"] == summary["best_score"]
     from boardrl.config import parse_params

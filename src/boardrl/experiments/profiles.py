@@ -2,7 +2,9 @@
 
 A profile is an overlay in ``profiles/<name>.yaml`` with the same keys as params.yaml, listing only what differs
 (dicts merge key by key; lists and values replace), plus an optional ``drop:`` list of dotted keys the profile
-removes (e.g. ``experiments.<id>``: a quick profile that leaves out some experiments; passed as ``-S ~key``).
+removes (e.g. ``experiments.<id>``: a quick profile that leaves out some experiments; passed as ``-S ~key``), and
+an optional ``keep:`` mapping of a section to the ids it keeps (``keep: {experiments: [a, b]}``: every other
+experiment is dropped; a first look that runs a handful of experiments without listing the forty it leaves out).
 ``default`` is params.yaml itself and runs ``dvc repro``.  Before anything runs, params.yaml with the overlay
 applied is validated: a problem is one line, exit 2, before DVC prints anything.
 
@@ -48,6 +50,7 @@ from boardrl.config import EXIT_BAD_PARAMS, ConfigError, fail, parse_params, rea
 DEFAULT = "default"
 PROFILES_DIR = "profiles"
 DROP = "drop"  # overlay key: dotted params keys the profile removes
+KEEP_ONLY = "keep"  # overlay key: section -> the ids it keeps (the others are added to DROP)
 
 
 def overlay_path(root: Path, name: str) -> Path:
@@ -68,7 +71,30 @@ def load_overlay(root: Path, name: str) -> dict[str, Any]:
     drop = data.get(DROP, [])
     if not isinstance(drop, list) or not all(isinstance(k, str) and k for k in drop):
         raise ConfigError(DROP, "must be a list of dotted params keys, e.g. experiments.<id>", file=path.name)
+    keep = data.pop(KEEP_ONLY, None)
+    if keep is not None:
+        data[DROP] = drop + [k for k in kept_only(read_yaml(Path(root) / "params.yaml"), keep, path.name)
+                             if k not in drop]
     return {**data, "profile": name}
+
+
+def kept_only(params: Any, keep: Any, file: str) -> list[str]:
+    """The dotted keys that ``keep`` (section -> ids kept) leaves out; each kept id must exist (a typo would
+    silently run nothing)."""
+    if not isinstance(keep, dict) or not all(isinstance(v, list) for v in keep.values()):
+        raise ConfigError(KEEP_ONLY, "must map a params section to the ids it keeps, e.g. experiments: [<id>]",
+                          file=file)
+    drops = []
+    for section, ids in keep.items():
+        have = params.get(section) if isinstance(params, dict) else None
+        if not isinstance(have, dict):
+            raise ConfigError(f"{KEEP_ONLY}.{section}", "is not a section of ids in params.yaml", file=file)
+        unknown = [i for i in ids if i not in have]
+        if unknown:
+            raise ConfigError(f"{KEEP_ONLY}.{section}", f"{unknown[0]!r} is not a key of params.yaml {section}",
+                              file=file)
+        drops += [f"{section}.{k}" for k in have if k not in ids]
+    return drops
 
 
 def drop_keys(data: dict[str, Any], keys: list[str], file: str) -> dict[str, Any]:
@@ -222,6 +248,35 @@ def sync_run_dir(root: Path, directory: Path) -> None:
             (directory / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / rel, directory / rel)
     _share_cache(root, directory)
+    share_numba_cache(root, directory)
+
+
+def share_numba_cache(root: Path, directory: Path) -> int:
+    """Give ``directory``'s ``src/`` the workspace's compiled numba kernels; how many modules' kernels it got.
+
+    numba keeps them in ``__pycache__/*.nbi|*.nbc`` (git-ignored, so a worktree has none) and trusts them only
+    while the source file's mtime and size are those it recorded.  Without this every stage of a profile run
+    compiles the kernels it uses again (the tiny profile's first stages spent 4-8 s each).  Only modules whose
+    source is byte-equal to the workspace's get the workspace's mtime and kernels; the rest compile as usual."""
+    modules = {index.parent.parent / (index.name.split(".", 1)[0] + ".py")
+               for index in (Path(root) / "src").rglob("__pycache__/*.nbi")}
+    count = 0
+    for module in sorted(modules):
+        target = Path(directory) / module.relative_to(root)
+        try:
+            same = target.is_file() and module.is_file() and target.read_bytes() == module.read_bytes()
+        except OSError:
+            same = False
+        if not same:
+            continue
+        stat = module.stat()
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        cache = target.parent / "__pycache__"
+        cache.mkdir(exist_ok=True)
+        for kernel in (module.parent / "__pycache__").glob(module.stem + ".*.nb[ic]"):
+            shutil.copy2(kernel, cache / kernel.name)
+        count += 1
+    return count
 
 
 def _share_cache(root: Path, directory: Path) -> None:
@@ -310,6 +365,31 @@ def guard_lock(directory: Path) -> Path | None:
     return aside
 
 
+RWLOCK = (".dvc", "tmp", "rwlock")  # DVC's record of which process reads or writes which path, rewritten per stage
+
+
+def guard_rwlock(directory: Path) -> Path | None:
+    """Keep a rerun from being blocked by a damaged ``.dvc/tmp/rwlock``; the place it was moved to, if damaged.
+
+    DVC rewrites this JSON file as each stage takes and frees its paths, so a kill -9 at that moment leaves it
+    empty or cut off, and every later ``dvc repro`` stops with "Unable to read RWLock-file" (found by
+    tests/pipeline/test_fault_injection.py).  It only names processes that hold paths; a killed run's are gone,
+    and DVC drops entries of dead processes by itself.  A damaged one is moved to ``rwlock.damaged-<UTC time>``
+    with one line, and DVC starts a new one."""
+    rwlock = directory.joinpath(*RWLOCK)
+    try:
+        json.loads(rwlock.read_text())
+        return None
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        aside = rwlock.with_name(f"rwlock.damaged-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+        os.replace(rwlock, aside)
+        print(f"error: {rwlock}: damaged ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); moved "
+              f"to {aside.name}, DVC starts a new one", file=sys.stderr, flush=True)
+        return aside
+
+
 def _lock_problem(lock: Path) -> str | None:
     """Why DVC would refuse ``lock`` (its own schema), or None."""
     import yaml
@@ -326,12 +406,14 @@ def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | 
     """Run profile ``name`` (validated before) and save it as a DVC experiment; the exit status of DVC."""
     if name == DEFAULT:
         guard_lock(root)
+        guard_rwlock(root)
         return subprocess.call(["dvc", "repro"], cwd=root)
     run = plan(root, name, workspace, exp_name)
     if not workspace:
         sync_run_dir(root, run.directory)
     write_params(root, run.directory, name)
     guard_lock(run.directory)
+    guard_rwlock(run.directory)
     state = run.directory.joinpath(*RUN_STATE)
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text(json.dumps({"profile": name, "exp_name": run.exp_name}))
@@ -348,7 +430,42 @@ def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | 
     status = subprocess.call(save, cwd=run.directory)
     if status == 0:
         state.unlink()
+        if not workspace:
+            print(first_look(root, run), file=sys.stderr, flush=True)
     return status
+
+
+def applied_params(root: Path) -> str | None:
+    """Why the default run must not start on the workspace's params.yaml: it holds a profile's or a study
+    variation's values (``dvc exp apply`` of such an experiment rewrites params.yaml), so a plain ``make repro``
+    would silently train the other budgets and record them as the default profile's."""
+    data = read_yaml(Path(root) / "params.yaml") or {}
+    profile = data.get("profile", DEFAULT) if isinstance(data, dict) else DEFAULT
+    study = data.get("study") if isinstance(data, dict) else None
+    if profile == DEFAULT and not study:
+        return None
+    what = f"study {study.get('name')!r} variation {study.get('variation')!r}" if isinstance(study, dict) \
+        else f"profile {profile!r}"
+    return (f"params.yaml holds the values of {what} (dvc exp apply writes them into the workspace), not the "
+            f"default profile's; `git checkout params.yaml` brings the default back")
+
+
+def first_look(root: Path, run: ProfileRun) -> str:
+    """What a finished profile run left and the commands that open it, with the real paths and names: its files
+    stay in the run directory, apart from the workspace's."""
+    where = os.path.relpath(run.directory, Path(root).resolve()) if run.directory.is_absolute() else str(run.directory)
+    data = read_yaml(run.directory / "params.yaml") or {}
+    exp_id, spec = next(iter((data.get("experiments") or {}).items()), (None, {}))
+    lines = [f"profile {run.profile}: saved as DVC experiment {run.exp_name}; its outputs stay in {where}/",
+             f"  report      {where}/reports/index.html",
+             f"  metrics     dvc exp show --rev {run.exp_name} --only-changed",
+             f"  MLflow      make ui  (runs tagged dvc_exp_name = {run.exp_name})"]
+    if exp_id:
+        lines.append(f"  play        BOARDRL_ROOT={where} .venv/bin/boardrl match {spec.get('game')} "
+                     f"model:{exp_id} random --games 20")
+    lines.append(f"  (dvc exp apply {run.exp_name} would put its params.yaml in the workspace: the default run "
+                 f"refuses those until `git checkout params.yaml`)")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -375,6 +492,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"DVC_EXP_NAME={run.exp_name} dvc repro")
         print(" ".join(commands(run)[1]))
         return
+    problem = applied_params(args.root) if args.profile == DEFAULT else None
+    if problem:
+        fail(problem, EXIT_BAD_PARAMS)
     if shutil.which("dvc") is None:
         fail("'dvc' is not on PATH; run through `make repro` (it puts the project's .venv/bin first)")
     try:

@@ -39,11 +39,10 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
-from pydantic import Field, field_validator
 from torch import nn
 
 from boardrl.agents.alphazero import AlphaZeroAgent
@@ -52,64 +51,11 @@ from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, has_tactics, 
                                  visit_policy, with_tactics)
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
-from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.alphazero_params import AlphaZeroParams
+from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_json
 from boardrl.learn.device import adam, pick_device, torch_threads
-from boardrl.learn.league import League, LeagueFields
-from boardrl.learn.nn import PRESETS, build_network, network_preset, parse_network_config
-
-
-class AlphaZeroParams(LearnerParams, LeagueFields):
-    """AlphaZero settings (module docstring); defaults are ours for a 2-core CPU."""
-
-    games: int = Field(2_000, ge=1, description="training budget: finished self-play games")
-    network: str | dict[str, Any] = Field("alphazero", description="a preset or a policy_value network config")
-    simulations: int = Field(50, ge=1, description="search simulations per self-play move")
-    eval_simulations: int = Field(100, ge=1, description="simulations per move of the trained agent")
-    c_puct: float = Field(1.5, ge=0.0, description="exploration constant of PUCT (seed 003: 4)")
-    fpu: float = Field(0.0, ge=-1.0, le=1.0, description="Q of an unvisited edge")
-    leaves_per_wave: int = Field(1, ge=1, description="walks per tree per network batch in self-play "
-                                 "(1 = no virtual loss; the batch is already parallel_games wide)")
-    eval_leaves_per_wave: int = Field(8, ge=1, description="walks per tree per batch for the trained agent")
-    eval_rollout_weight: float = Field(0.0, ge=0.0, le=1.0, description="the trained agent's leaf value: this "
-                                       "share from random playouts, the rest from the network (agents/puct.py "
-                                       "MixedEvaluator); self-play always uses the network alone")
-    eval_tactics: bool = Field(False, description="the trained agent's leaf values are exact where the game's "
-                               "short-tactics check settles them (Game.decided_values_batch)")
-    tactics: bool = Field(False, description="the same check at the leaves of the self-play search")
-    eval_rollouts: int = Field(1, ge=1, description="random playouts per leaf when eval_rollout_weight > 0")
-    dirichlet_alpha: float = Field(0.3, gt=0.0, description="root noise concentration (seed 003: 1)")
-    noise: float = Field(0.25, ge=0.0, le=1.0, description="weight of the root noise in self-play")
-    temperature_plies: int = Field(8, ge=0, description="plies played at temperature 1, then the most visited")
-    parallel_games: int = Field(256, ge=1, description="self-play games side by side (one search batch)")
-    window: int = Field(100_000, ge=1, description="replay window in positions")
-    batch_size: int = Field(256, ge=1)
-    train_every: int = Field(256, ge=1, description="finished games between learning phases")
-    updates: int = Field(100, ge=1, description="minibatches per learning phase")
-    lr: float = Field(1e-3, gt=0.0, description="Adam learning rate")
-    weight_decay: float = Field(1e-4, ge=0.0)
-    policy_loss: Literal["cross_entropy", "mse"] = Field("cross_entropy", description="seed 003: mse")
-    value_target_q: float = Field(0.0, ge=0.0, le=1.0, description="value target = (1 - w) * game result + w * "
-                                  "the root's search value for the mover (0: the result alone, AlphaZero's)")
-    symmetry: bool = Field(True, description="train on a random symmetry image of every sampled position")
-    gating_games: int = Field(0, ge=0, description="arena games per learning phase (0: no gating)")
-    gating_threshold: float = Field(0.55, ge=0.0, le=1.0)
-    device: Literal["auto", "cpu", "cuda"] = Field("auto")
-    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/device.py "
-                                "torch_threads)")
-    checkpoint_every: int = Field(1_000, ge=1, exclude=True, description="games between checkpoints")
-
-    @field_validator("network")
-    @classmethod
-    def _known_network(cls, value: str | dict) -> str | dict:
-        if isinstance(value, str):
-            if value not in PRESETS:
-                raise ValueError(f"unknown network preset {value!r}; choose one of: {', '.join(PRESETS)}")
-        else:
-            try:
-                parse_network_config(value)
-            except BoardRLError as exc:
-                raise ValueError(str(exc)) from None
-        return value
+from boardrl.learn.league import League
+from boardrl.learn.nn import build_network, network_preset, parse_network_config
 
 
 # ---------------------------------------------------------------------------------------------- replay window

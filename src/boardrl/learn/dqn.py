@@ -57,95 +57,22 @@ from __future__ import annotations
 import copy
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
-from pydantic import Field, field_validator, model_validator
 from torch import Tensor, nn
 
 from boardrl.agents.base import Agent
 from boardrl.agents.network import NetworkAgent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
-from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_json
+from boardrl.learn.dqn_params import SEATS, DQNParams
 from boardrl.learn.device import adam, pick_device, torch_threads
-from boardrl.learn.league import League, LeagueFields
-from boardrl.learn.nn import AnyNetwork, PRESETS, build_network, network_preset, parse_network_config
+from boardrl.learn.league import League
+from boardrl.learn.nn import AnyNetwork, build_network, network_preset, parse_network_config
 from boardrl.learn.replay import ReplayBuffer
-
-SEATS = {"first": 0, "second": 1}
-UCI_TABLE = Path("data") / "processed" / "uci.parquet"
-
-
-class DQNParams(LearnerParams, LeagueFields):
-    """DQN settings; defaults as in the module docstring (seed 002's values where it has one)."""
-
-    steps: int = Field(100_000, ge=1, description="training budget: the learner's environment steps (decisions)")
-    network: str | dict[str, Any] = Field(
-        "default", description=f"a preset ({', '.join(PRESETS)}; see learn/nn/presets.py) or a network config")
-    gamma: float = Field(0.99, ge=0.0, le=1.0, description="discount per decision (seed 002: 0.99)")
-    lr: float = Field(1e-3, gt=0.0, description="Adam learning rate (seed 002: 1e-3)")
-    lr_end: float | None = Field(None, gt=0.0, description="null: lr throughout; else the rate falls linearly "
-                                 "from lr to lr_end over `steps` env steps (a late policy settles instead of drifting)")
-    batch_size: int = Field(128, ge=1, description="minibatch size")
-    buffer_size: int = Field(100_000, ge=1, description="replay capacity in transitions (seed 002: 100,000)")
-    learning_starts: int = Field(1_000, ge=0, description="env steps before the first gradient step")
-    train_every: int = Field(4, ge=1, description="env steps per `gradient_steps` gradient steps")
-    gradient_steps: int = Field(1, ge=1, description="gradient steps per `train_every` env steps")
-    target_every: int = Field(500, ge=1, description="gradient steps between target-network updates")
-    tau: float = Field(1.0, gt=0.0, le=1.0, description="1: hard copy; < 1: Polyak step target += tau (online - "
-                       "target) every target_every gradient steps")
-    double: bool = Field(True, description="Double DQN: online argmax over legal next actions, target evaluates")
-    target: Literal["standard", "seed001"] = Field(
-        "standard", description="standard TD target, or seed 001's 'conditional minimax' target "
-        "Q(s,a) + tanh(r) + gamma * phi * max_a' Q(s',a') (phi = +1 same mover, -1 opponent; its own step shape)")
-    n_step: int = Field(1, ge=1, le=64, description="decisions folded into one return (signs handled)")
-    loss: Literal["huber", "mse"] = Field("huber", description="TD loss (seed 002: mse)")
-    max_grad_norm: float | None = Field(10.0, gt=0.0, description="clip the gradient norm (null: off)")
-    clip_grad_value: float | None = Field(None, gt=0.0, description="clamp each gradient to +-value "
-                                          "(seed 001/002: 1; null: off)")
-    exploration: Exploration = Field(
-        default_factory=lambda: Exploration(schedule="linear", start=1.0, end=0.05, decay_games=20_000),
-        description="epsilon schedule; its decay_games counts env steps here")
-    opponent: str | None = Field(None, description="make_agent spec of a fixed opponent; null = self-play")
-    learner_seat: Literal["alternate", "first", "second"] = Field(
-        "alternate", description="with an opponent: which player the learner is (alternate = by game number)")
-    starts: Literal["uci"] | None = Field(None, description="null: the initial position; uci: a uniformly "
-                                          "drawn UCI 8-ply Connect 4 position per game (seed 000 exp 04)")
-    uci_path: str = Field(str(UCI_TABLE), description="the UCI table (prepare stage) for starts: uci")
-    reward: Literal["result", "margin", "boxes"] = Field(
-        "result", description="the mover's result (+1/0/-1) or final score margin at the end; boxes: each "
-        "transition pays the change of the mover's score margin (Q = margin to go, the tables' margin reward)")
-    symmetry: bool = Field(False, description="train on a uniformly drawn symmetry image of every sampled "
-                           "transition (game.symmetries_batch: s, a and s' mapped alike); seeds: no")
-    parallel_envs: int = Field(64, ge=1, description="games played side by side on the batched engine")
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (auto: CUDA when present)")
-    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/device.py "
-                                "torch_threads; conv nets train 1.4-1.6x faster on 2 threads, small MLPs on 1)")
-
-    @field_validator("network")
-    @classmethod
-    def _known_network(cls, value: str | dict) -> str | dict:
-        if isinstance(value, str):
-            if value not in PRESETS:
-                raise ValueError(f"unknown network preset {value!r}; choose one of: {', '.join(PRESETS)}")
-        else:
-            try:
-                parse_network_config(value)
-            except BoardRLError as exc:
-                raise ValueError(str(exc)) from None
-        return value
-
-    @model_validator(mode="after")
-    def _seat_needs_opponent(self) -> "DQNParams":
-        if self.opponent is None and self.learner_seat != "alternate":
-            raise ValueError("learner_seat applies only with an opponent (self-play plays both seats)")
-        if self.opponent is not None and self.opponent_share > 0:
-            raise ValueError("opponent plays every game; opponents with opponent_share play a share of them: "
-                             "choose one")
-        return self
-
 
 def resolve_network(spec: str | dict, game: Game) -> AnyNetwork:
     """The full network config a params ``network`` stands for on this game."""

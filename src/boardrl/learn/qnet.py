@@ -9,22 +9,8 @@ each epoch, epsilon 0.1, 400 epochs, network 18 -> 54 -> 54 -> 27 -> 9 tanh.
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from boardrl.learn.nn import MLPConfig
-from boardrl.learn.value_selfplay import SelfPlayValueLearner, SelfPlayValueParams
-
-
-class QNetParams(SelfPlayValueParams):
-    """Seed 003's Q-learning."""
-
-    games: int = Field(40_000, ge=1, description="training games (self-play)")
-    lr: float = Field(0.01, gt=0.0, description="learning rate")
-    gamma: float = Field(0.9, ge=0.0, le=1.0, description="discount per move")
-    updates_per_epoch: int = Field(900, ge=0, description="SGD updates after each epoch of games")
-    store_exploratory: bool = Field(False, description="keep samples whose move was exploratory")
-    network: MLPConfig = Field(default_factory=lambda: MLPConfig(hidden=[54, 54, 27], value_activation="tanh"),
-                               description="Q network: MLP body, tanh q head")
+from boardrl.learn.value_params import QNetParams
+from boardrl.learn.value_selfplay import SelfPlayValueLearner
 
 
 class QNetLearner(SelfPlayValueLearner):

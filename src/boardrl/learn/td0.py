@@ -8,22 +8,8 @@ is redundant with side-relative planes).  The seed's TD(0) crashed at its first 
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from boardrl.learn.nn import MLPConfig
-from boardrl.learn.value_selfplay import SelfPlayValueLearner, SelfPlayValueParams
-
-
-class TD0Params(SelfPlayValueParams):
-    """Seed 003's TD(0): 1,000 epochs x 100 games."""
-
-    games: int = Field(100_000, ge=1, description="training games (self-play)")
-    lr: float = Field(0.005, gt=0.0, description="learning rate")
-    gamma: float = Field(0.99, ge=0.0, le=1.0, description="discount per move")
-    updates_per_epoch: int = Field(900, ge=0, description="SGD updates after each epoch of games")
-    store_exploratory: bool = Field(False, description="keep samples whose move was exploratory")
-    network: MLPConfig = Field(default_factory=lambda: MLPConfig(hidden=[54, 27, 9], value_activation="tanh"),
-                               description="V network: MLP body, one tanh output")
+from boardrl.learn.value_params import TD0Params
+from boardrl.learn.value_selfplay import SelfPlayValueLearner
 
 
 class TD0Learner(SelfPlayValueLearner):

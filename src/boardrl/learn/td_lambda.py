@@ -9,22 +9,8 @@ epsilon 0.1, 2,000 epochs x 100 games, network 18 -> 54 -> 27 -> 9 -> 1 tanh, no
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from boardrl.learn.nn import MLPConfig
-from boardrl.learn.value_selfplay import LambdaParams, SelfPlayValueLearner
-
-
-class TDLambdaParams(LambdaParams):
-    """Seed 003's TD(lambda)."""
-
-    games: int = Field(200_000, ge=1, description="training games (self-play)")
-    lr: float = Field(0.01, gt=0.0, description="learning rate")
-    gamma: float = Field(0.9, ge=0.0, le=1.0, description="discount per move")
-    updates_per_epoch: int = Field(100, ge=0, description="SGD updates after each epoch of games")
-    store_exploratory: bool = Field(True, description="keep samples whose move was exploratory")
-    network: MLPConfig = Field(default_factory=lambda: MLPConfig(hidden=[54, 27, 9], value_activation="tanh"),
-                               description="V network: MLP body, one tanh output")
+from boardrl.learn.value_params import TDLambdaParams
+from boardrl.learn.value_selfplay import SelfPlayValueLearner
 
 
 class TDLambdaLearner(SelfPlayValueLearner):

@@ -36,54 +36,16 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
-from pydantic import Field, field_validator
 
 from boardrl.agents.base import Agent
 from boardrl.agents.network import NetworkAgent, encode_states, greedy_actions
 from boardrl.games.base import Game, random_legal_actions
 from boardrl.learn.afterstate import AfterstateAgent, afterstate_scores, value_network_fn
-from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_json
 from boardrl.learn.device import adam, pick_device
 from boardrl.learn.lambda_returns import EpisodeBuffer
-from boardrl.learn.nn import MLPConfig, build_network
-
-
-class SelfPlayValueParams(LearnerParams):
-    """Fields shared by seed 003's four learners; each learner's model sets the seed's defaults."""
-
-    games: int = Field(100_000, ge=1, description="training games (self-play)")
-    lr: float = Field(0.01, gt=0.0, description="learning rate")
-    lr_end: float | None = Field(None, gt=0.0, description="null: lr throughout; else the rate falls linearly from "
-                                 "lr to lr_end over `games` (a function of the game count: resume-safe)")
-    optimizer: Literal["sgd", "adam"] = Field("sgd", description="seed 003: plain SGD")
-    gamma: float = Field(0.9, ge=0.0, le=1.0, description="discount per move")
-    exploration: Exploration = Field(default_factory=lambda: Exploration(schedule="constant", start=0.1),
-                                     description="epsilon-greedy behaviour (seed 003: constant 0.1)")
-    buffer: int = Field(10_000, ge=1, description="replay memory size in samples")
-    batch: int = Field(32, ge=1, description="samples per SGD update")
-    games_per_epoch: int = Field(100, ge=1, description="games played side by side between update phases")
-    updates_per_epoch: int = Field(900, ge=0, description="SGD updates after each epoch of games")
-    store_exploratory: bool = Field(False, description="keep samples whose move was exploratory")
-    cut_at_exploration: bool = Field(False, description="a lambda-return stops before an exploratory move and "
-                                     "bootstraps there (Watkins); seed 003: no")
-    symmetry: bool = Field(False, description="store every game's symmetric images too (game.symmetries_batch; "
-                                              "seed 003: no)")
-    network: MLPConfig = Field(default_factory=MLPConfig, description="MLP body and head (learn/nn)")
-    init_std: float = Field(0.2, ge=0.0, description="Linear weights ~ N(0, init_std) (seed 003); 0 = torch default")
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (learn/device.py)")
-
-    @field_validator("network")
-    @classmethod
-    def _value_head(cls, config: MLPConfig) -> MLPConfig:
-        if config.head == "policy_value":
-            raise ValueError("seed 003's learners need a q or dueling head, not policy_value")
-        return config
-
-
-class LambdaParams(SelfPlayValueParams):
-    """Adds lambda (seed 003: 0.6) for the lambda-return learners."""
-
-    lam: float = Field(0.6, ge=0.0, le=1.0, description="lambda of the lambda-return")
+from boardrl.learn.nn import build_network
+from boardrl.learn.value_params import SelfPlayValueParams
 
 
 def symmetric_episodes(
