@@ -111,7 +111,10 @@ class Run:
     seconds: float
 
 
-def run(cmd: list[str], cwd: Path, timeout: float = 600) -> Run:
+def run(cmd: list[str], cwd: Path, timeout: float | None = None) -> Run:
+    """``cmd`` in ``cwd`` with the pipeline's environment.  No time limit of its own by default: the test's
+    pytest-timeout (pyproject's ``timeout``, or the module's ``pytest.mark.timeout``) stops a run that hangs and
+    names the test, instead of a fixed limit here that machine load alone could reach."""
     import time
 
     t0 = time.perf_counter()

@@ -164,6 +164,20 @@ def count(
     _emit({"counts": counts}, as_json, "\n".join(f"{k:3d} {c:>14,d}" for k, c in enumerate(counts)))
 
 
+@app.command()
+def results(
+    pattern: Annotated[str, typer.Argument(help="Only experiment ids containing this text.")] = "",
+    root: Annotated[Path, typer.Option("--root", help="The project (where results/metrics is).")] = Path("."),
+    width: Annotated[int, typer.Option("--width", min=60, help="Columns the table may use.")] = 120,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every experiment's headline metrics, one line each: budget, seeds, optimal moves, W/L per opponent."""
+    from boardrl.report.compare import load_metrics, render
+
+    table = load_metrics(root, pattern)
+    _emit(table, as_json, render(table, width))
+
+
 # ---------------------------------------------------------------------------------------------- book
 book_app = typer.Typer(help="The Connect 4 opening book (exact scores of every position with at most D stones).",
                        no_args_is_help=True)

@@ -314,7 +314,7 @@ def test_evaluate_publication_failing_at_any_rename_keeps_results_and_metrics_of
     evaluate(project, params_with(games=30))
     results, metrics = (json.loads(b) for b in eval_outputs(project))
     assert results["seeds"][str(SEED)]["opponents"]["random"]["combined"]["games"] == 30
-    assert metrics["vs random"]["win"] == round(results["across_seeds"]["opponents"]["random"]["win"]["iqm"], 4)
+    assert metrics["vs:random"]["win"] == round(results["across_seeds"]["opponents"]["random"]["win"]["iqm"], 4)
 
 
 def test_a_read_only_metrics_folder_leaves_the_old_evaluation_too(project, monkeypatch):

@@ -245,8 +245,8 @@ def test_rows_markdown_and_figure(tmp_path):
     metrics = {f"results/metrics/{EXP}.json": {"budget": 2000, "seeds": 1, "optimal_move_rate": 0.5,
                                                 "exact_vs_perfect": {"flawless_seeds": 0, "loss_as_first": 1.0,
                                                                      "loss_as_second": 0.95344},
-                                                "vs random": {"win": 0.55, "loss": 0.45},
-                                                "vs perfect": {"win": 0.0, "loss": 1.0}}}
+                                                "vs:random": {"win": 0.55, "loss": 0.45},
+                                                "vs:perfect": {"win": 0.0, "loss": 1.0}}}
     results = {"s-slow": Finished("a" * 40, {"x": 1}, metrics), "s-fast": Finished("b" * 40, {"x": 0}, metrics)}
     table = rows(study, wanted, results)
     assert [(r["variation"], r["rev"][0]) for r in table] == [("slow", "a")]  # fast's params are stale

@@ -106,7 +106,7 @@ def running_runs(repo: Path) -> list[str]:
 
 def test_random_kills_change_no_number_and_leave_no_running_run(tmp_path):
     reference = copy_repo(tmp_path / "reference", one_experiment, add_profile)
-    whole = run(CMD, reference, timeout=600)
+    whole = run(CMD, reference)
     assert whole.returncode == 0, whole.stdout[-3000:] + whole.stderr[-3000:]
 
     killed = copy_repo(tmp_path / "killed", one_experiment, add_profile)
@@ -125,7 +125,7 @@ def test_random_kills_change_no_number_and_leave_no_running_run(tmp_path):
     assert kills >= 2, f"only {kills} of {KILLS} runs were killed: the experiment is too short to test anything"
     t0 = time.perf_counter()
     if not finished:
-        final = run(CMD, killed, timeout=600)
+        final = run(CMD, killed)
         assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
         assert f"profile {PROFILE}: resuming DVC experiment {name}" in final.stderr
     else:

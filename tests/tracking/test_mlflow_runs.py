@@ -64,3 +64,31 @@ def test_stage_run_logs_into_the_project_database(tmp_path, monkeypatch):
             os.environ.pop("MLFLOW_TRACKING_URI", None)
         else:
             os.environ["MLFLOW_TRACKING_URI"] = saved
+
+
+@pytest.mark.timeout(120)
+def test_a_seed_run_has_its_seed_and_not_the_parents_seed_list(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    saved = os.environ.get("MLFLOW_TRACKING_URI")
+    params = {"seeds": [0, 1, 2], "params": {"alpha": 0.1}}
+    try:
+        with mr.stage_run(tmp_path, stage="train", mlflow_experiment="tictactoe", run_name="ttt (train)",
+                          params=params, params_hash="h", experiment="ttt", seeds="0,1,2") as parent:
+            with mr.stage_run(tmp_path, stage="train", mlflow_experiment="tictactoe", run_name="ttt seed 1 (train)",
+                              params=params, params_hash="h", nested=True, experiment="ttt", seed=1) as child:
+                pass
+        import mlflow
+
+        client = mlflow.MlflowClient(tracking_uri=mr.tracking_uri(tmp_path))
+        assert client.get_run(parent.info.run_id).data.params == {"seeds": "[0,1,2]", "params.alpha": "0.1"}
+        seed_run = client.get_run(child.info.run_id).data
+        assert seed_run.params == {"params.alpha": "0.1"} and seed_run.tags["seed"] == "1"
+        assert seed_run.tags["mlflow.parentRunId"] == parent.info.run_id
+    finally:
+        import mlflow
+
+        mlflow.set_tracking_uri(None)
+        if saved is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = saved

@@ -171,7 +171,7 @@ def run_curve(params: Params, exp_id: str, root: Path, *, verbose: bool = True) 
     def play(pub: Publication) -> None:
         folder = pub.stage_directory(paths.curves)
         for seed in e.seeds:
-            with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"curve {exp_id} seed {seed}",
+            with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"{exp_id} seed {seed} (curve)",
                            params=sl, params_hash=phash, nested=True, seed=seed, **labels) as active:
                 out[seed] = snapshot_curve(game, e.learner, opponents, seed, paths.seed_snapshots(seed),
                                            runtime_processes(), verbose)
@@ -180,7 +180,7 @@ def run_curve(params: Params, exp_id: str, root: Path, *, verbose: bool = True) 
                 mlflow.log_figure(curve_figure(out[seed], f"{exp_id} seed {seed}: learning curve"), "curve.png")
                 _link_train_run(paths, seed, active.info.run_id)
 
-    with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"curve {exp_id}", params=sl,
+    with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"{exp_id} (curve)", params=sl,
                    params_hash=phash, seeds=",".join(map(str, e.seeds)), **labels):
         publish_all(paths.stage_journal("curve"), play, f"curve: {exp_id}")
     return out

@@ -264,7 +264,9 @@ def exact_spread(blocks: list[dict[str, Any] | None], seed: int) -> dict[str, An
 
 
 def headline(exp_id: str, results: dict[str, Any]) -> dict[str, Any]:
-    """The few numbers `dvc metrics show` lists, named for people: IQM over seeds of combined win/loss rates."""
+    """The few numbers `dvc metrics show` lists, named for people: IQM over seeds of combined win/loss rates.
+
+    Keys have no spaces (``vs:<opponent>``): DVC's tables and filters take them as they are."""
     agg = results["across_seeds"]
     out: dict[str, Any] = {"budget": results["budget"], "seeds": len(agg["seeds"])}
     if agg["optimal_move_rate"] is not None:
@@ -281,7 +283,7 @@ def headline(exp_id: str, results: dict[str, Any]) -> dict[str, Any]:
                 out["exact_vs_perfect"][f"loss_{seat}"] = round(exact[seat]["iqm"], 5)
     for opp, block in agg["opponents"].items():
         if block["win"] is not None and block["loss"] is not None:
-            out[f"vs {opp}"] = {"win": round(block["win"]["iqm"], 4), "loss": round(block["loss"]["iqm"], 4)}
+            out[f"vs:{opp}"] = {"win": round(block["win"]["iqm"], 4), "loss": round(block["loss"]["iqm"], 4)}
     return out
 
 
@@ -312,11 +314,11 @@ def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
                                "profile": params.profile, "unit": unit, "budget": budget, "seeds": {}}
     per_seed: dict[int, dict[str, Any]] = {}
     labels = dict(experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile)
-    with stage_run(root, stage="evaluate", mlflow_experiment=e.game, run_name=f"evaluate {exp_id}", params=sl,
+    with stage_run(root, stage="evaluate", mlflow_experiment=e.game, run_name=f"{exp_id} (evaluate)", params=sl,
                    params_hash=phash, seeds=",".join(map(str, e.seeds)), **labels):
         for seed in e.seeds:
             t0 = time.perf_counter()
-            with stage_run(root, stage="evaluate", mlflow_experiment=e.game, run_name=f"evaluate {exp_id} seed {seed}",
+            with stage_run(root, stage="evaluate", mlflow_experiment=e.game, run_name=f"{exp_id} seed {seed} (evaluate)",
                            params=sl, params_hash=phash, nested=True, seed=seed, **labels) as active:
                 agent = load_agent(game, e.learner, paths.model(seed))
                 res = evaluate_agent(params, exp_id, root, game, agent, processes)

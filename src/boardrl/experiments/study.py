@@ -412,7 +412,7 @@ def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Fin
             out.append({"experiment": exp_id, "variation": variation, "dvc_experiment": exp_name(study, variation),
                         "rev": found.rev, "seeds": m.get("seeds"), "budget": m.get("budget"),
                         "optimal_move_rate": m.get("optimal_move_rate"), "exact_vs_perfect": m.get("exact_vs_perfect"),
-                        "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs ") and isinstance(v, dict)}})
+                        "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs:") and isinstance(v, dict)}})
     return out
 
 

@@ -32,7 +32,7 @@ def run_tournament(params: Params, tid: str, root: Path, *, progress: bool = Tru
     t = params.tournaments[tid]
     sl = tournament_slice(params, tid)
     t0 = time.perf_counter()
-    with stage_run(root, stage="tournament", mlflow_experiment=t.game, run_name=f"tournament {tid}",
+    with stage_run(root, stage="tournament", mlflow_experiment=t.game, run_name=f"{tid} (tournament)",
                    params=sl, params_hash=params_hash(sl), tournament=tid, game=t.game,
                    profile=params.profile) as run:
         pairings = round_robin(t.game, t.agents, t.games, seed=t.seed, processes=runtime_processes(),

@@ -109,7 +109,7 @@ def run_train(params: Params, exp_id: str, root: Path, *, progress: bool = True)
     with TrainerLock(paths.models, f"experiment {exp_id}"):
         _recover(paths, exp_id, e.seeds)
         _remove_other_seeds(paths, e.seeds)
-        with stage_run(root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id}", params=sl,
+        with stage_run(root, stage="train", mlflow_experiment=e.game, run_name=f"{exp_id} (train)", params=sl,
                        params_hash=phash, experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile,
                        seeds=",".join(map(str, e.seeds))) as active:
             close_stale_runs(active.info.experiment_id, active.info.run_id, stage="train", experiment=exp_id,
@@ -140,7 +140,7 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
     t0 = time.perf_counter()
     for d in (paths.model(seed).parent, paths.summary(seed).parent, paths.snapshot_staging(seed)):
         remove_stale_temporaries(d)
-    with stage_run(paths.root, stage="train", mlflow_experiment=e.game, run_name=f"train {exp_id} seed {seed}",
+    with stage_run(paths.root, stage="train", mlflow_experiment=e.game, run_name=f"{exp_id} seed {seed} (train)",
                    params=sl, params_hash=phash, nested=True, experiment=exp_id, game=e.game, learner=e.learner,
                    seed=seed, profile=params.profile) as active:
         mlflow.set_tag("resumed_from", "0")  # replaced below when training resumed from a checkpoint

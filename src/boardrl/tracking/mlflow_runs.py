@@ -216,6 +216,10 @@ def stage_run(
 ) -> Iterator["mlflow.ActiveRun"]:
     """An MLflow run for one stage execution (or, ``nested``, one seed of it), with params and provenance tags.
 
+    Run names start with what the run is about, ``<experiment id> seed <k> (<stage>)``, so MLflow's narrow name
+    column tells the runs apart.  A seed's run logs the stage's params without the parent's ``seeds`` list: its
+    own seed is its ``seed`` tag.
+
     It ends FAILED on an exception (SIGTERM included: stage scripts turn it into SystemExit).  On start it closes
     the runs a killed execution of the same stage and labels left RUNNING (``close_stale_runs``), so no stage
     has to remember to.  A damaged or unwritable database is a ``TrackingError`` line.
@@ -226,7 +230,7 @@ def stage_run(
         tags = run_tags(project_root, stage=stage, params_hash=params_hash, **labels)
         with mlflow.start_run(experiment_id=exp_id, run_name=run_name, tags=tags, nested=nested) as run:
             close_stale_runs(exp_id, run.info.run_id, stage=stage, **labels)
-            flat = flatten(params)
+            flat = {k: v for k, v in flatten(params).items() if not (nested and k == "seeds")}
             if flat:
                 mlflow.log_params(flat)
             yield run
