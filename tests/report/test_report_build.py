@@ -411,7 +411,7 @@ def test_html_pages_match_the_markdown(built):
     _, out = built
     page = (out / "tictactoe.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
-    assert "98.8% [97.8, 99.8]" in page and f'href="http://127.0.0.1:5000/#/runs/{run_id("eval", TTT, 0)}"' in page
+    assert "98.8% <span class=\"nw\">[97.8, 99.8]</span>" in page and f'href="http://127.0.0.1:5000/#/runs/{run_id("eval", TTT, 0)}"' in page
     assert f'<img src="figures/curve_{TTT}.png"' in page and f'<h2 id="{SLOW}">{SLOW}</h2>' in page
     index = (out / "index.html").read_text()
     assert f'<a href="tictactoe.html#{TTT}"><code>{TTT}</code></a>' in index

@@ -6,7 +6,8 @@ reaches the same heading in both formats.
 Why the table rules: the widest tables (the seeds' numbers beside ours: ten columns, long protocols, ids and
 file paths) must fit a 1,400 px window with nothing cut off.  Long names in cells may wrap after ``_``, ``/``
 and ``::`` (``<wbr>``), so a column can be as narrow as the pieces of ``dots_and_boxes_2x2`` rather than the
-whole name, and a word still too wide breaks rather than runs into the next cell.  Each table sits in a
+whole name, and a word still too wide breaks rather than runs into the next cell.  A number's cell breaks only
+before its bracketed interval.  Each table sits in a
 container that scrolls sideways on its own, should a narrow window not hold it, so the page never does.
 ``make report-check`` (``report/browser.py``) measures this in headless Chromium.
 """
@@ -26,7 +27,8 @@ table { border-collapse: collapse; font-size: 0.9rem; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; vertical-align: top; line-height: 1.3;
          overflow-wrap: break-word; }
 th { background: #f3f3f3; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num .nw { white-space: nowrap; }
 img { max-width: 100%; border: 1px solid #eee; margin: 0.5rem 0 1.5rem; }
 code { background: #f6f6f6; padding: 0 0.2rem; }
 a { color: #1558b0; }
@@ -63,12 +65,21 @@ def _list(b: Bullets, here: str) -> str:
     return f"<{tag}{start}>\n" + "\n".join(f"<li>{inline(i, here=here)}</li>" for i in b.items) + f"\n</{tag}>"
 
 
+_INTERVAL = re.compile(r"\[[^\]<>\"]*\]")
+
+
+def _interval_apart(cell: str) -> str:
+    """A number's cell may break before its bracketed interval and nowhere else: a wide table of rates with
+    intervals (AlphaZero's ladder: six of them a row) then fits the page with the interval under its value."""
+    return _INTERVAL.sub(lambda m: f'<span class="nw">{m.group(0)}</span>', cell)
+
+
 def _table(t: Table, here: str) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in t.header)
     rows = []
     for row in t.rows:
         cells = "".join(
-            f'<td class="num">{inline(c, here=here)}</td>' if i in t.numeric
+            f'<td class="num">{_interval_apart(inline(c, here=here))}</td>' if i in t.numeric
             else f"<td>{inline(c, wrap=True, here=here)}</td>"
             for i, c in enumerate(row)
         )
