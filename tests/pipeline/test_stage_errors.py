@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUTPUTS = ("data/raw", "data/processed", "build", "models", "snapshots", "results", "reports", "mlflow.db",
            "mlartifacts", "mlruns")
 TTT = "tictactoe_tabular_q"
-DAB = "dots_and_boxes_2x2_tabular_q"
+DAB = "dots_and_boxes_3x3_seed001"  # the tiny profile's second experiment
 
 
 @pytest.fixture()
