@@ -150,11 +150,19 @@ def test_a_damaged_mlflow_db_is_one_line(tmp_path, mlflow_env):
 
 
 def test_an_unwritable_mlflow_db_is_one_line(tmp_path, mlflow_env, monkeypatch):
-    """Tests may run as root, whom chmod does not stop: the write fails as SQLite fails on a read-only file."""
+    """Tests may run as root, whom chmod does not stop: the write fails as SQLite fails on a read-only file.
+
+    The failure is patched into this process, so the writes run here instead of in the tracking service (whose
+    errors reach the stage as the same line: see test_service.py's damaged database).
+    """
     import sqlite3
 
     import mlflow
     from sqlalchemy.exc import OperationalError
+
+    from boardrl.tracking.service import SERVICE_ENV
+
+    monkeypatch.setenv(SERVICE_ENV, "off")
 
     def refuse(*args, **kwargs):
         raise OperationalError("INSERT INTO runs", {}, sqlite3.OperationalError("attempt to write a readonly database"))

@@ -36,7 +36,8 @@ from boardrl.games.base import Game
 from boardrl.learn import load_agent
 from boardrl.tracking import curve as curves
 from boardrl.tracking.figures import curve_figure
-from boardrl.tracking.mlflow_runs import log_metrics, metric_key, stage_run
+from boardrl.tracking.mlflow_runs import (active_run, log_artifact, log_figure, log_metrics, metric_key, set_tag,
+                                          stage_run)
 from boardrl.tracking.provenance import params_hash
 
 OUTCOMES = ("win", "draw", "loss")
@@ -136,9 +137,7 @@ def snapshot_curve(game: Game, learner: str, opponents: list[CurveOpponent], see
     index = checked_index(directory, game, learner, seed, bool(opponents))
     if not opponents:
         return []  # a curve without opponents has no rows (the experiment is judged otherwise, e.g. by a trace)
-    import mlflow
-
-    evaluator = CurveEvaluator(game, opponents, seed, processes, log_to_mlflow=mlflow.active_run() is not None,
+    evaluator = CurveEvaluator(game, opponents, seed, processes, log_to_mlflow=active_run() is not None,
                                verbose=verbose)
     evaluations = {int(c): evaluator(int(c), load_agent(game, learner, Path(directory) / str(c)))
                    for c in index["snapshots"]}
@@ -150,8 +149,6 @@ def run_curve(params: Params, exp_id: str, root: Path, *, verbose: bool = True) 
 
     Returns {seed: rows}.  A seed that fails leaves the previous curves of every seed in place.
     """
-    import mlflow
-
     e = params.experiment(exp_id)
     paths = ExperimentPaths(Path(root), exp_id)
     game = make_game(e.game)
@@ -176,8 +173,8 @@ def run_curve(params: Params, exp_id: str, root: Path, *, verbose: bool = True) 
                 out[seed] = snapshot_curve(game, e.learner, opponents, seed, paths.seed_snapshots(seed),
                                            runtime_processes(), verbose)
                 tsv = curves.write_tsv(folder / f"seed-{seed}.tsv", out[seed])
-                mlflow.log_artifact(str(tsv))
-                mlflow.log_figure(curve_figure(out[seed], f"{exp_id} seed {seed}: learning curve"), "curve.png")
+                log_artifact(tsv)
+                log_figure(curve_figure(out[seed], f"{exp_id} seed {seed}: learning curve"), "curve.png")
                 _link_train_run(paths, seed, active.info.run_id)
 
     with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"{exp_id} (curve)", params=sl,
@@ -188,16 +185,12 @@ def run_curve(params: Params, exp_id: str, root: Path, *, verbose: bool = True) 
 
 def _link_train_run(paths: ExperimentPaths, seed: int, curve_run_id: str) -> None:
     """Tag the curve run with the seed's train run (from its summary.json) and the train run with this curve run."""
-    import mlflow
-
     try:
         train_run_id = json.loads(paths.summary(seed).read_text()).get("mlflow_run_id")
     except (OSError, ValueError, AttributeError):
         return  # no summary (a library call without the train stage's outputs): nothing to link
     if not isinstance(train_run_id, str) or not train_run_id:
         return
-    mlflow.set_tag("train_run_id", train_run_id)
-    try:
-        mlflow.MlflowClient().set_tag(train_run_id, "curve_run_id", curve_run_id)
-    except mlflow.exceptions.MlflowException:
-        pass  # the train run is not in this tracking store (outputs copied from elsewhere): the curve stands alone
+    set_tag("train_run_id", train_run_id)
+    # missing_ok: the train run is not in this tracking store (outputs copied from elsewhere): the curve stands alone
+    set_tag("curve_run_id", curve_run_id, run_id=train_run_id, missing_ok=True)

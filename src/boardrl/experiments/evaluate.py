@@ -44,7 +44,7 @@ from boardrl.learn import load_agent
 from boardrl.solvers.base import RememberingReferee, make_referee
 from boardrl.tracking.curve import sub_seed
 from boardrl.tracking.figures import ladder_figure
-from boardrl.tracking.mlflow_runs import log_metrics, metric_key, stage_run
+from boardrl.tracking.mlflow_runs import log_artifact, log_figure, log_metric, log_metrics, metric_key, stage_run
 from boardrl.tracking.provenance import collect, params_hash
 
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
@@ -298,9 +298,6 @@ def _recover(paths: ExperimentPaths, exp_id: str) -> None:
 
 def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
     """The evaluate stage of ``exp_id`` under project ``root``: every seed's model, outputs, MLflow runs."""
-    import mlflow
-
-
     e = params.experiment(exp_id)
     root = Path(root)
     paths = ExperimentPaths(root, exp_id)
@@ -332,10 +329,10 @@ def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
             results["seeds"][str(seed)] = res
         results["across_seeds"] = spread(per_seed, params.evaluate.seed)
         for key, value in _flat_spread(results["across_seeds"]).items():
-            mlflow.log_metric(metric_key(*key.split("/")), value, step=budget)
+            log_metric(metric_key(*key.split("/")), value, step=budget)
         publish_all(paths.stage_journal("evaluate"), lambda pub: _stage_results(pub, paths, exp_id, results),
                     f"evaluate: {exp_id}")
-        mlflow.log_artifact(str(paths.evaluation))
+        log_artifact(paths.evaluation)
     return results
 
 
@@ -366,7 +363,4 @@ def _flat_spread(agg: dict[str, Any]) -> dict[str, float]:
 
 
 def _log_ladder_figure(results: dict[str, Any], title: str) -> None:
-    import mlflow
-
-
-    mlflow.log_figure(ladder_figure(results["opponents"], title), "ladder.png")
+    log_figure(ladder_figure(results["opponents"], title), "ladder.png")

@@ -23,9 +23,7 @@ def tournament_path(root: Path, tid: str) -> Path:
 
 def run_tournament(params: Params, tid: str, root: Path, *, progress: bool = True) -> dict[str, Any]:
     """Play tournament ``tid``, write its JSON file and return what was written."""
-    import mlflow
-
-    from boardrl.tracking.mlflow_runs import stage_run
+    from boardrl.tracking.mlflow_runs import log_artifact, log_metrics, stage_run
 
     if tid not in params.tournaments:
         raise ConfigError("tournaments", f"no tournament {tid!r}; configured: {', '.join(params.tournaments)}")
@@ -46,6 +44,6 @@ def run_tournament(params: Params, tid: str, root: Path, *, progress: bool = Tru
         path = tournament_path(root, tid)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_json(path, out)
-        mlflow.log_metrics({f"p1_win.{p.first}.{p.second}": p.first_wins / p.games for p in pairings})
-        mlflow.log_artifact(str(path))
+        log_metrics({f"p1_win.{p.first}.{p.second}": p.first_wins / p.games for p in pairings})
+        log_artifact(path)
     return out

@@ -34,7 +34,8 @@ from boardrl.experiments.snapshots import SnapshotSaver, snapshot_index, stage_s
 from boardrl.games import make_game
 from boardrl.learn import make_learner
 from boardrl.learn.base import MANIFEST
-from boardrl.tracking.mlflow_runs import MetricsBuffer, close_stale_runs, stage_run
+from boardrl.tracking.mlflow_runs import (MetricsBuffer, close_stale_runs, log_agent_model, log_artifact,
+                                          log_metric, set_tag, stage_run)
 from boardrl.tracking.provenance import collect, params_hash
 
 
@@ -99,8 +100,6 @@ def _curve_evaluator(params: Params, exp_id: str, game, seed: int, processes: in
 
 def run_train(params: Params, exp_id: str, root: Path, *, progress: bool = True) -> list[TrainedSeed]:
     """The train stage of ``exp_id`` under project ``root``: every seed, outputs, MLflow runs."""
-    import mlflow
-
     e = params.experiment(exp_id)
     paths = ExperimentPaths(Path(root), exp_id)
     sl = train_slice(params, exp_id)
@@ -116,7 +115,7 @@ def run_train(params: Params, exp_id: str, root: Path, *, progress: bool = True)
                              seeds=",".join(map(str, e.seeds)))
             for seed in e.seeds:
                 out.append(_train_one(params, exp_id, seed, paths, sl, phash, progress))
-            mlflow.log_metric("seconds", sum(t.summary["seconds"] for t in out))
+            log_metric("seconds", sum(t.summary["seconds"] for t in out))
     return out
 
 
@@ -132,10 +131,6 @@ def _recover(paths: ExperimentPaths, exp_id: str, seeds: list[int]) -> None:
 
 def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, sl: dict, phash: str,
                progress: bool) -> TrainedSeed:
-    import mlflow
-
-    from boardrl.tracking.pyfunc import log_agent_model
-
     e = params.experiment(exp_id)
     t0 = time.perf_counter()
     for d in (paths.model(seed).parent, paths.summary(seed).parent, paths.snapshot_staging(seed)):
@@ -143,7 +138,7 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
     with stage_run(paths.root, stage="train", mlflow_experiment=e.game, run_name=f"{exp_id} seed {seed} (train)",
                    params=sl, params_hash=phash, nested=True, experiment=exp_id, game=e.game, learner=e.learner,
                    seed=seed, profile=params.profile) as active:
-        mlflow.set_tag("resumed_from", "0")  # replaced below when training resumed from a checkpoint
+        set_tag("resumed_from", "0")  # replaced below when training resumed from a checkpoint
         close_stale_runs(active.info.experiment_id, active.info.run_id, stage="train", experiment=exp_id,
                          seed=str(seed))
         metrics = MetricsBuffer()
@@ -151,7 +146,7 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
                                     log_to_mlflow=True, progress=progress, on_metrics=metrics,
                                     snapshots=paths.snapshot_staging(seed), keep_checkpoint=True)
         metrics.flush()
-        mlflow.set_tag("resumed_from", str(learner.resumed_from))
+        set_tag("resumed_from", str(learner.resumed_from))
         unit, budget = params.budget(exp_id)
         index = snapshot_index(experiment=exp_id, game=e.game, learner=e.learner, seed=seed, unit=unit,
                                budget=budget, curve_points=learner.curve_points,
@@ -167,8 +162,8 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
         shutil.rmtree(paths.snapshot_staging(seed), ignore_errors=True)
         log_agent_model(e.game, str(paths.model(seed)))  # an MLflow logged model (pyfunc: state rows -> moves)
         for path in [paths.summary(seed), *sorted(paths.summary(seed).parent.glob("*.tsv"))]:
-            mlflow.log_artifact(str(path))
-        mlflow.log_metric("seconds", summary["seconds"])
+            log_artifact(path)
+        log_metric("seconds", summary["seconds"])
     print(f"train: {exp_id} seed {seed}: {summary['budget']} {summary['unit']} in {summary['seconds']:.1f} s",
           file=sys.stderr, flush=True)
     return TrainedSeed(seed, agent, learner.evaluations, summary)

@@ -17,15 +17,20 @@ Why these choices (DESIGN.md, issue 3):
   run, or one in another live copy of the project, is never touched (issue 34, items 5 and 8).
 - A damaged or unwritable ``mlflow.db`` is one ``TrackingError`` line, not a SQLAlchemy traceback.
 
-``mlflow`` is imported lazily: it costs seconds, and the validation that precedes every stage must be instant.
+- A stage's writes (``stage_run``, ``log_metrics``, ``log_artifact``, ``set_tag``, ``log_figure``,
+  ``log_agent_model``) go through the store's tracking service (``tracking/service.py``): ``mlflow`` costs a stage
+  about 2.5 s to import and open, and the service pays that once for the whole pipeline.  This module itself
+  imports ``mlflow`` only in the helpers that other tools call in-process (sweeps, the UI, tests).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
@@ -202,6 +207,32 @@ def study_tags(project_root: str | os.PathLike) -> dict[str, str]:
     return {"study": str(study.get("name", "")), "study_variation": str(study.get("variation", ""))}
 
 
+@dataclass(frozen=True)
+class RunInfo:
+    """What a stage needs of an open run: its id and its MLflow experiment's id."""
+
+    run_id: str
+    experiment_id: str
+    uri: str
+
+
+@dataclass(frozen=True)
+class ActiveRun:
+    """An open stage run (``run.info.run_id``, as with MLflow's own ``ActiveRun``)."""
+
+    info: RunInfo
+
+
+#: The runs this process has open, innermost last: ``log_metrics`` and friends write to the last one.
+_open_runs: list[ActiveRun] = []
+
+
+def _call(uri: str, op: str, **kwargs: Any) -> Any:
+    from boardrl.tracking.service import call
+
+    return call(uri, op, **kwargs)
+
+
 @contextmanager
 def stage_run(
     project_root: str | os.PathLike,
@@ -213,27 +244,97 @@ def stage_run(
     params_hash: str,
     nested: bool = False,
     **labels: Any,
-) -> Iterator["mlflow.ActiveRun"]:
+) -> Iterator[ActiveRun]:
     """An MLflow run for one stage execution (or, ``nested``, one seed of it), with params and provenance tags.
 
     Run names start with what the run is about, ``<experiment id> seed <k> (<stage>)``, so MLflow's narrow name
     column tells the runs apart.  A seed's run logs the stage's params without the parent's ``seeds`` list: its
-    own seed is its ``seed`` tag.
+    own seed is its ``seed`` tag.  A nested run's parent is the innermost run this process has open.
 
     It ends FAILED on an exception (SIGTERM included: stage scripts turn it into SystemExit).  On start it closes
     the runs a killed execution of the same stage and labels left RUNNING (``close_stale_runs``), so no stage
-    has to remember to.  A damaged or unwritable database is a ``TrackingError`` line.
+    has to remember to.  The writes go through the store's tracking service (``tracking/service.py``); a damaged
+    or unwritable database is a ``TrackingError`` line.
     """
-    mlflow = configure(project_root)
-    with tracking_errors(tracking_uri(project_root)):
-        exp_id = ensure_experiment(project_root, mlflow_experiment)
-        tags = run_tags(project_root, stage=stage, params_hash=params_hash, **labels)
-        with mlflow.start_run(experiment_id=exp_id, run_name=run_name, tags=tags, nested=nested) as run:
-            close_stale_runs(exp_id, run.info.run_id, stage=stage, **labels)
-            flat = {k: v for k, v in flatten(params).items() if not (nested and k == "seeds")}
-            if flat:
-                mlflow.log_params(flat)
-            yield run
+    uri = tracking_uri(project_root)
+    os.environ["MLFLOW_TRACKING_URI"] = uri  # for MLflow in child processes of the stage
+    parent = _open_runs[-1].info.run_id if nested and _open_runs else None
+    flat = {k: v for k, v in flatten(params).items() if not (nested and k == "seeds")}
+    tags = {**run_tags(project_root, stage=stage, params_hash=params_hash, **labels), **source_tags()}
+    opened = _call(uri, "open_run", experiment=mlflow_experiment,
+                   artifacts=artifact_location(project_root, mlflow_experiment), run_name=run_name, tags=tags,
+                   params=flat, parent_run_id=parent, stale_labels=label_tags({"stage": stage, **labels}))
+    run = ActiveRun(RunInfo(opened["run_id"], opened["experiment_id"], uri))
+    _open_runs.append(run)
+    try:
+        yield run
+    except BaseException:
+        _open_runs.remove(run)
+        try:
+            _call(uri, "end_run", run_id=run.info.run_id, status="FAILED")
+        except TrackingError:
+            pass  # the stage's own error is the one to report
+        raise
+    _open_runs.remove(run)
+    _call(uri, "end_run", run_id=run.info.run_id, status="FINISHED")
+
+
+def source_tags() -> dict[str, str]:
+    """The tags MLflow's fluent ``start_run`` adds: who ran it and from which program."""
+    import getpass
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return {"mlflow.user": user, "mlflow.source.name": os.path.basename(sys.argv[0] or "python"),
+            "mlflow.source.type": "LOCAL"}
+
+
+def active_run() -> ActiveRun | None:
+    """The innermost stage run this process has open, or None."""
+    return _open_runs[-1] if _open_runs else None
+
+
+def _active(what: str) -> ActiveRun:
+    run = active_run()
+    if run is None:
+        raise TrackingError(f"{what}: no stage run is open (log inside `with stage_run(...)`)")
+    return run
+
+
+def set_tag(key: str, value: Any, run_id: str | None = None, *, missing_ok: bool = False) -> bool:
+    """Tag the open run (or run ``run_id`` of the same store); ``missing_ok``: False if the store lacks that run."""
+    run = _active(f"tag {key!r}")
+    return _call(run.info.uri, "set_tags", run_id=run_id or run.info.run_id, tags={key: str(value)},
+                 missing_ok=missing_ok)
+
+
+def log_artifact(path: str | os.PathLike) -> None:
+    """Copy a local file into the open run's artifacts."""
+    run = _active(f"artifact {path}")
+    _call(run.info.uri, "log_artifact", run_id=run.info.run_id, path=str(Path(path).resolve()))
+
+
+def log_figure(figure: Any, name: str) -> None:
+    """Save a matplotlib figure as artifact ``name`` (a PNG) of the open run, then close it."""
+    import tempfile
+
+    run = _active(f"figure {name}")
+    with tempfile.TemporaryDirectory(prefix="boardrl-figure-") as tmp:
+        path = Path(tmp) / name
+        figure.savefig(path)
+        _call(run.info.uri, "log_artifact", run_id=run.info.run_id, path=str(path))
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+
+
+def log_agent_model(game_id: str, model_dir: str | os.PathLike) -> str:
+    """Log the saved agent in ``model_dir`` as the open run's MLflow logged model (``tracking/pyfunc.py``)."""
+    run = _active(f"model {model_dir}")
+    return _call(run.info.uri, "log_agent_model", run_id=run.info.run_id, game_id=game_id,
+                 model_dir=str(Path(model_dir).resolve()))
 
 
 def close_stale_runs(mlflow_experiment_id: str, new_run_id: str, **labels: Any) -> list[str]:
@@ -242,16 +343,13 @@ def close_stale_runs(mlflow_experiment_id: str, new_run_id: str, **labels: Any) 
     Only runs of ``new_run_id``'s workspace (or of a workspace deleted since, such as a finished DVC temp copy)
     are candidates, and only when ``stale_reason`` finds their owner dead: a live run, here or in another copy
     of the project, is never touched.  Each closed run gets ``superseded_by`` and ``closed_because`` tags.
+    ``new_run_id`` is a run this process has open.
     """
-    import mlflow
-
-    client = mlflow.MlflowClient()
-    here = client.get_run(new_run_id).data.tags.get(WORKSPACE_TAG, "")
-    stale = find_stale_runs(client, mlflow_experiment_id, here, label_tags(labels), exclude=new_run_id)
-    close_runs(client, stale, superseded_by=new_run_id)
-    if stale:
-        client.set_tag(new_run_id, "resumes_runs", ",".join(stale))
-    return list(stale)
+    run = next((r for r in _open_runs if r.info.run_id == new_run_id), None)
+    if run is None:
+        raise TrackingError(f"close_stale_runs: run {new_run_id} is not open in this process")
+    return _call(run.info.uri, "close_stale", experiment_id=mlflow_experiment_id, run_id=new_run_id,
+                 labels=label_tags(labels))
 
 
 def find_stale_runs(client: Any, mlflow_experiment_id: str, here: str, tags: Mapping[str, str],
@@ -370,20 +468,11 @@ class MetricsBuffer:
             self.flush()
 
     def flush(self) -> None:
-        if not self.pending:
-            return
-        import time
-
-        import mlflow
-        from mlflow.entities import Metric
-
-        run = mlflow.active_run()
-        if run is not None:
+        run = active_run()
+        if self.pending and run is not None:
             now = int(time.time() * 1000)
-            metrics = [Metric(_safe_key(k), v, now, s) for k, v, s in self.pending]
-            client = mlflow.MlflowClient()
-            for i in range(0, len(metrics), 1000):  # MLflow's per-request limit
-                client.log_batch(run.info.run_id, metrics=metrics[i:i + 1000])
+            _call(run.info.uri, "log_metrics", run_id=run.info.run_id,
+                  metrics=[(_safe_key(k), v, now, s) for k, v, s in self.pending])
         self.pending = []
 
 
@@ -392,12 +481,16 @@ def _safe_key(key: str) -> str:
 
 
 def log_metrics(values: Mapping[str, float | None], step: int | None = None) -> None:
-    """Log numeric metrics to the active run, skipping ``None`` (a rate over zero games is not a number)."""
-    import mlflow
-
-    clean = {k: float(v) for k, v in values.items() if v is not None}
+    """Log numeric metrics to the open stage run, skipping ``None`` (a rate over zero games is not a number)."""
+    clean = [(k, float(v), int(time.time() * 1000), int(step or 0)) for k, v in values.items() if v is not None]
     if clean:
-        mlflow.log_metrics(clean, step=step)
+        run = _active(f"metrics {', '.join(values)}")
+        _call(run.info.uri, "log_metrics", run_id=run.info.run_id, metrics=clean)
+
+
+def log_metric(key: str, value: float, step: int | None = None) -> None:
+    """Log one metric to the open stage run."""
+    log_metrics({key: value}, step=step)
 
 
 def metric_key(*parts: str) -> str:

@@ -4,14 +4,14 @@ Why a pyfunc: a tabular Q agent is no torch or sklearn model, but it is a functi
 ``AgentModel.predict`` takes int64 state rows (a DataFrame or array with the game's state fields as columns) and
 returns the agent's moves.  The model is logged *from code* (``agent_model_code.py``, MLflow's models-from-code),
 not as a CloudPickle of an object, so loading it runs no pickled code; the model directory that ``agent.save``
-wrote travels as the model's artifact and ``boardrl.learn.load_agent`` reads it back.
+wrote travels as the model's artifact and ``boardrl.learn.load_agent`` reads it back.  The train stage logs it
+through ``mlflow_runs.log_agent_model`` (done by ``ops.log_agent_model`` in the tracking service).
 """
 
 from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
 
 import mlflow.pyfunc
 import numpy as np
@@ -35,13 +35,3 @@ class AgentModel(mlflow.pyfunc.PythonModel):
         seed = int((params or {}).get("seed", 0))
         return self.agent.act_batch(rows, np.random.default_rng(seed))
 
-
-def log_agent_model(game_id: str, model_dir: str, name: str = "model") -> Any:
-    """Log the saved agent in ``model_dir`` as a logged model of the active run (boardrl as its requirement)."""
-    import logging
-
-    logging.getLogger("mlflow.pyfunc").setLevel(logging.ERROR)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return mlflow.pyfunc.log_model(name=name, python_model=str(CODE), artifacts={"model_dir": str(model_dir)},
-                                       model_config={"game": game_id}, pip_requirements=["boardrl"])
