@@ -40,15 +40,13 @@ def main() -> None:
 
 def _track(params, got: uci_download.Obtained, seconds: float) -> None:
     """One MLflow run for this execution (experiment connect4: the data set is Connect 4's)."""
-    from boardrl.tracking.mlflow_runs import log_metrics, stage_run
+    from boardrl.tracking.mlflow_runs import log_metrics, set_tags, stage_run
 
     sl = download_slice(params)
     with stage_run(ROOT, stage="download", mlflow_experiment="connect4", run_name="download", game="connect4",
                    params=sl, params_hash=params_hash(sl), profile=params.profile):
-        import mlflow
-
-        mlflow.set_tags({"data_source": got.source, "data_origin": got.origin,
-                         "sha256_data": uci_download.sha256(got.files[uci_download.DATA])})
+        set_tags({"data_source": got.source, "data_origin": got.origin,
+                  "sha256_data": uci_download.sha256(got.files[uci_download.DATA])})
         log_metrics({"seconds": seconds, "bytes": len(got.files[uci_download.DATA])})
 
 

@@ -50,18 +50,16 @@ def main() -> None:
 
 
 def _track(params, summary: dict, seconds: float) -> None:
-    from boardrl.tracking.mlflow_runs import log_metrics, stage_run
+    from boardrl.tracking.mlflow_runs import log_artifact, log_metrics, stage_run
 
     sl = prepare_slice(params)
     with stage_run(ROOT, stage="prepare", mlflow_experiment="connect4", run_name="prepare", game="connect4",
                    params=sl, params_hash=params_hash(sl), profile=params.profile):
-        import mlflow
-
         regen = summary["regenerated"] or {}
         log_metrics({"rows": summary["rows"], **{f"class/{k}": v for k, v in summary["classes"].items()},
                      "regenerated/classes": regen.get("classes"), "regenerated/symmetric": regen.get("symmetric"),
                      "seconds": seconds})
-        mlflow.log_artifact(str(OUT_DIR / "summary.json"))
+        log_artifact(OUT_DIR / "summary.json")
 
 
 if __name__ == "__main__":

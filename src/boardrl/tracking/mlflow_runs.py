@@ -310,6 +310,12 @@ def set_tag(key: str, value: Any, run_id: str | None = None, *, missing_ok: bool
                  missing_ok=missing_ok)
 
 
+def set_tags(tags: Mapping[str, Any]) -> None:
+    """Tag the open run with several tags at once."""
+    run = _active(f"tags {', '.join(tags)}")
+    _call(run.info.uri, "set_tags", run_id=run.info.run_id, tags={k: str(v) for k, v in tags.items()})
+
+
 def log_artifact(path: str | os.PathLike) -> None:
     """Copy a local file into the open run's artifacts."""
     run = _active(f"artifact {path}")
