@@ -7,11 +7,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from boardrl.errors import BoardRLError
 from boardrl.learn.base import LearnerParams
 from boardrl.learn.league import LeagueFields
-from boardrl.learn.nn.config import parse_network_config
-from boardrl.learn.nn.presets import PRESETS
+from boardrl.learn.nn.presets import check_network_spec
 
 
 class AlphaZeroParams(LearnerParams, LeagueFields):
@@ -57,15 +55,7 @@ class AlphaZeroParams(LearnerParams, LeagueFields):
     @field_validator("network")
     @classmethod
     def _known_network(cls, value: str | dict) -> str | dict:
-        if isinstance(value, str):
-            if value not in PRESETS:
-                raise ValueError(f"unknown network preset {value!r}; choose one of: {', '.join(PRESETS)}")
-        else:
-            try:
-                parse_network_config(value)
-            except BoardRLError as exc:
-                raise ValueError(str(exc)) from None
-        return value
+        return check_network_spec(value)
 
 
 #: learner name -> (params model, unit of the training budget): read by learn/__init__.py without the learner.

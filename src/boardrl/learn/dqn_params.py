@@ -8,11 +8,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from boardrl.errors import BoardRLError
 from boardrl.learn.base import Exploration, LearnerParams
 from boardrl.learn.league import LeagueFields
-from boardrl.learn.nn.config import parse_network_config
-from boardrl.learn.nn.presets import PRESETS
+from boardrl.learn.nn.presets import PRESETS, check_network_spec
 
 SEATS = {"first": 0, "second": 1}
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
@@ -67,15 +65,7 @@ class DQNParams(LearnerParams, LeagueFields):
     @field_validator("network")
     @classmethod
     def _known_network(cls, value: str | dict) -> str | dict:
-        if isinstance(value, str):
-            if value not in PRESETS:
-                raise ValueError(f"unknown network preset {value!r}; choose one of: {', '.join(PRESETS)}")
-        else:
-            try:
-                parse_network_config(value)
-            except BoardRLError as exc:
-                raise ValueError(str(exc)) from None
-        return value
+        return check_network_spec(value)
 
     @model_validator(mode="after")
     def _seat_needs_opponent(self) -> "DQNParams":

@@ -28,6 +28,7 @@ from typing import Callable
 from boardrl.errors import BoardRLError
 from boardrl.learn.nn.config import (
     AnyNetwork, ConvConfig, ConvLayer, ConvStackConfig, InceptionConfig, MLPConfig, ResidualConfig,
+    parse_network_config,
 )
 
 
@@ -76,3 +77,19 @@ def network_preset(name: str, encoding_shape: tuple[int, int, int]) -> AnyNetwor
     if name not in PRESETS:
         raise BoardRLError(f"unknown network preset {name!r}; choose one of: {', '.join(PRESETS)}")
     return PRESETS[name](tuple(encoding_shape))
+
+
+def check_network_spec(value: str | dict) -> str | dict:
+    """A learner's ``network`` param as given, or ValueError (pydantic's) naming the unknown preset or the fault.
+
+    One check for every learner with a ``network`` param, so they accept and refuse the same specs.
+    """
+    if isinstance(value, str):
+        if value not in PRESETS:
+            raise ValueError(f"unknown network preset {value!r}; choose one of: {', '.join(PRESETS)}")
+    else:
+        try:
+            parse_network_config(value)
+        except BoardRLError as exc:
+            raise ValueError(str(exc)) from None
+    return value
