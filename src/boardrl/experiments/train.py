@@ -154,6 +154,10 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
         summary = collect(paths.root, experiment=exp_id, game=e.game, learner=e.learner, seed=seed,
                           profile=params.profile, unit=learner.unit, budget=budget, params_slice=sl,
                           seconds=time.perf_counter() - t0, mlflow_run_id=active.info.run_id).to_dict()
+        # `seconds` is this process's time; a resumed run also says where it resumed and the training time of all
+        # its processes, so a resumed run's time is never read as a whole run's.
+        summary.update(resumed_from=int(learner.resumed_from or 0),
+                       training_seconds=round(float(getattr(agent, "stats", {}).get("seconds", 0.0)), 3))
         records = learner.records()
         publish_all(paths.publish_journal(seed),
                     lambda pub: _stage_seed(pub, paths, seed, agent, index, summary, records),
