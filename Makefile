@@ -86,5 +86,5 @@ plots:
 # Chromium binary (apt-get install chromium, or BOARDRL_CHROMIUM=/path/to/chrome).
 report-check:
 	.venv/bin/dvc plots show >/dev/null
-	$(PY) -m boardrl.report.browser reports/index.html --width 1400 --screenshot dvc_plots/report-1400.png \
+	$(PY) -m boardrl.tools.browser reports/index.html --width 1400 --screenshot dvc_plots/report-1400.png \
 		--plots dvc_plots/index.html --plots-screenshot dvc_plots/screenshot-1400.png

@@ -16,7 +16,7 @@ import matplotlib.image
 import pytest
 
 from boardrl.report import build_report
-from boardrl.report.browser import check_plots, check_report, find_chromium, linked_pages
+from boardrl.tools.browser import check_plots, check_report, find_chromium, linked_pages
 from report.results_tree import TTT, make_results
 
 ROOT = Path(__file__).resolve().parents[2]

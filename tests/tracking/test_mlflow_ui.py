@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from boardrl.report.browser import find_chromium
+from boardrl.tools.browser import find_chromium
 from boardrl.tracking import mlflow_runs as mr
 from boardrl.tracking import mlflow_ui as ui
 from repo_copy import free_port, stop_group, wait_for_answer

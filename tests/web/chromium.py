@@ -1,7 +1,7 @@
 """A headless Chromium tab that tests can click in: the DevTools protocol on Chromium's debugging pipe.
 
 Why this and not Selenium or Playwright: the project already drives Chromium this way for the report check
-(``boardrl.report.browser``: the binary from ``$BOARDRL_CHROMIUM`` or ``PATH``, the protocol over
+(``boardrl.tools.browser``: the binary from ``$BOARDRL_CHROMIUM`` or ``PATH``, the protocol over
 ``--remote-debugging-pipe``), so the browser test needs nothing but a Chromium binary, exactly like the report's
 test: no new Python package, no chromedriver whose version must match the browser, nothing downloaded.  The
 protocol's ``Input.dispatchMouseEvent`` is a real click (hit-testing, the page's own event handlers), which is
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 # The report module's Chromium launcher and DevTools pipe, shared by both browser checks.
-from boardrl.report.browser import BrowserError, DevToolsPipe, find_chromium, launch_chromium
+from boardrl.tools.browser import BrowserError, DevToolsPipe, find_chromium, launch_chromium
 
 __all__ = ["BrowserError", "Page", "chromium_page", "find_chromium"]
 

@@ -222,6 +222,15 @@ def referee_inputs(params: Params) -> dict[str, Any]:
     return {"stage": "referee", "games": stage_games(params), "code": code, "data": book_inputs(code)}
 
 
+REPORT_CODE = ("boardrl.report", "boardrl.config")
+
+
+def report_inputs() -> dict[str, Any]:
+    """The code fingerprint of stage ``report``: the report package's closure, which holds what it runs beyond
+    ``report/`` (the config it validates params.yaml with, the Conniption solver it asks for forced wins)."""
+    return {"stage": "report", "code": code_fingerprint(list(REPORT_CODE)), "data": {}}
+
+
 def _write_if_changed(target: Path, data: dict[str, Any]) -> Path:
     text = json.dumps(data, indent=1) + "\n"
     if not target.is_file() or target.read_text() != text:
@@ -231,7 +240,7 @@ def _write_if_changed(target: Path, data: dict[str, Any]) -> Path:
 
 def write_inputs(params: Params, root: Path) -> list[Path]:
     """Write ``build/inputs/<id>.<stage>.json`` for every experiment, ``<id>.sweep.json`` for every sweep and
-    ``<id>.tournament.json`` for every tournament and ``referee.json``; files of removed experiments and sweeps
+    ``<id>.tournament.json`` for every tournament, ``referee.json`` and ``report.json``; files of removed experiments and sweeps
     go."""
     from boardrl.experiments.paths import ExperimentPaths
 
@@ -247,6 +256,7 @@ def write_inputs(params: Params, root: Path) -> list[Path]:
         target = Path(root) / "build" / "inputs" / f"{tid}.tournament.json"
         written.append(_write_if_changed(target, tournament_inputs(params, tid)))
     written.append(_write_if_changed(Path(root) / "build" / "inputs" / "referee.json", referee_inputs(params)))
+    written.append(_write_if_changed(Path(root) / "build" / "inputs" / "report.json", report_inputs()))
     directory = Path(root) / "build" / "inputs"
     for stale in set(directory.glob("*.json")) - set(written):
         stale.unlink()

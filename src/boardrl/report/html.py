@@ -9,7 +9,7 @@ and ``::`` (``<wbr>``), so a column can be as narrow as the pieces of ``dots_and
 whole name, and a word still too wide breaks rather than runs into the next cell.  A number's cell breaks only
 before its bracketed interval.  Each table sits in a
 container that scrolls sideways on its own, should a narrow window not hold it, so the page never does.
-``make report-check`` (``report/browser.py``) measures this in headless Chromium.
+``make report-check`` (``tools/browser.py``) measures this in headless Chromium.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Why: a table cut off on the right, or plots that stay blank because their scripts come from the internet, look
 fine in the HTML source and only show in a browser.  ``inspect_page`` opens a local HTML file in headless
 Chromium at a given width with every network request refused, runs a JavaScript check in the page, and can
-save a full-page screenshot.  ``python -m boardrl.report.browser`` (``make report-check``) runs the checks on
+save a full-page screenshot.  ``python -m boardrl.tools.browser`` (``make report-check``) runs the checks on
 ``reports/index.html`` and every report page it links to (one per game), and with ``--plots`` on
 ``dvc_plots/index.html``.
 
