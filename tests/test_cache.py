@@ -4,7 +4,7 @@ from pathlib import Path
 
 from boardrl.cache import CACHE_ENV, cache_dir
 from boardrl.experiments.evaluate import _verdict_dir
-from boardrl.solvers.connect4_book import default_work_dir
+from boardrl.solvers.connect4_book_build import default_work_dir
 from boardrl.solvers.dots_and_boxes import table_path
 
 CHECKOUT = Path(__file__).resolve().parents[1]

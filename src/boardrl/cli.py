@@ -121,7 +121,7 @@ def solve(
     """Exact value and optimal moves of the position reached by MOVES, for the side to move."""
     game = make_game(game_id)
     state = game.replay(moves)
-    from boardrl.solvers.base import make_referee
+    from boardrl.solvers.registry import make_referee
 
     if game.game_id == "connect4" and state.plies < EARLY_CONNECT4_PLIES and not game.is_over(state) \
             and not _connect4_book_covers(state.plies):
@@ -200,7 +200,7 @@ def book_build(
     as_json: JsonOpt = False,
 ) -> None:
     """Build the opening book by search and negamax; a killed build resumes where it stopped."""
-    from boardrl.solvers.connect4_book import build_book
+    from boardrl.solvers.connect4_book_build import build_book
 
     meta = build_book(plies, out, processes, work_dir, _root_columns(root), log=lambda m: typer.echo(m, err=True))
     _emit(meta, as_json, f"{meta['count']:,} positions, {meta['bytes']:,} bytes, {meta['build_seconds']} s, "
@@ -218,7 +218,7 @@ def book_verify(
     as_json: JsonOpt = False,
 ) -> None:
     """Check the book's checksum and re-solve a random sample of its entries by a fresh search."""
-    from boardrl.solvers.connect4_book import verify_book
+    from boardrl.solvers.connect4_book_build import verify_book
 
     data = verify_book(path, sample, seed, min_plies)
     _emit(data, as_json, f"{data['path']}: checksum ok; {data['checked']} of {data['count']:,} entries agree "

@@ -83,7 +83,7 @@ def test_solver_proves_tictactoe_wins_and_draws(moves):
 
 def test_solver_proofs_agree_with_the_connect4_referee():
     """Late random positions: every root the solver proves has the referee's value, and the move keeps it."""
-    from boardrl.solvers.base import make_referee
+    from boardrl.solvers.registry import make_referee
 
     referee = make_referee(C4)
     agent = MCTSAgent(C4, simulations=3000, solver=True)

@@ -72,7 +72,7 @@ def test_oracle_scores_one():
 
 def test_library_perfect_agent_scores_one_with_the_library_referee():
     from boardrl.agents import make_agent
-    from boardrl.solvers.base import make_referee
+    from boardrl.solvers.registry import make_referee
 
     positions = position_set(TTT, 500, seed=2)
     referee = make_referee(TTT)

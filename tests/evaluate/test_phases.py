@@ -7,7 +7,7 @@ import pytest
 from boardrl.agents import make_agent
 from boardrl.evaluate import phases
 from boardrl.games import make_game
-from boardrl.solvers.base import make_referee
+from boardrl.solvers.registry import make_referee
 
 TTT = make_game("tictactoe")
 C4 = make_game("connect4")

@@ -12,7 +12,8 @@ from boardrl.config import parse_params
 from boardrl.experiments import evaluate as evaluate_mod
 from boardrl.experiments import referee as referee_mod
 from boardrl.games import make_game
-from boardrl.solvers.base import RememberingReferee, make_referee
+from boardrl.solvers.base import RememberingReferee
+from boardrl.solvers.registry import make_referee
 from helpers import REPO_ROOT
 
 TTT = make_game("tictactoe")

@@ -152,7 +152,7 @@ def test_margin_reward_plays_2x2_dots_and_boxes_margin_optimally(tmp_path, exact
     """1,000,000 self-play games (about 5 s): every move on all 5,341 reachable unfinished 2x2 states keeps the
     best final margin, as the retrograde referee judges it.  With reward=result 734 states are margin-suboptimal
     (the result is kept, boxes are given away), which is why the referee-judged rate needs reward=margin."""
-    from boardrl.solvers.base import make_referee
+    from boardrl.solvers.registry import make_referee
 
     game = make_game("dots_and_boxes_2x2")
     agent = train(game, {"games": 1_000_000, "reward": "margin", "checkpoint_every": 1_000_000}, tmp_path, seed=0)

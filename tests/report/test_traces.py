@@ -57,7 +57,7 @@ def test_missing_target_action_or_no_rows_is_one_line():
 def test_seed000_targets_are_s0s_game_values():
     """The referee's value of each move at s0, for X: the targets are exact game values."""
     from boardrl.games import make_game
-    from boardrl.solvers.base import make_referee
+    from boardrl.solvers.registry import make_referee
 
     ttt = make_game("tictactoe")
     s0, referee = ttt.replay("3758"), make_referee(ttt)

@@ -12,7 +12,7 @@ from numba import njit
 from boardrl.games import make_game
 from boardrl.games.base import IllegalMoveError, WrongGameError
 from boardrl.games.connect4 import Connect4State, from_uci_cells
-from boardrl.solvers.base import make_referee
+from boardrl.solvers.registry import make_referee
 from boardrl.solvers.connect4 import (
     Connect4Referee,
     Connect4Solver,

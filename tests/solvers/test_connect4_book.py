@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from boardrl.cli import app
 from boardrl.games import make_game
 from boardrl.solvers import connect4_book as cb
+from boardrl.solvers import connect4_book_build as cbb
 from boardrl.solvers.connect4 import NO_BOUND, Connect4Referee, Connect4Solver, position_from_columns
 
 #: OEIS A212693: distinct Connect 4 positions after n plies (finished games counted, not expanded).
@@ -35,22 +36,22 @@ def game():
 def small_book(tmp_path_factory):
     """Every unfinished position with 8..11 stones below "43443355" (about 5 s)."""
     path = tmp_path_factory.mktemp("book") / "small.npz"
-    cb.build_book(11, path, processes=1, work_dir=path.parent / "work", root=ROOT8, progress=False)
+    cbb.build_book(11, path, processes=1, work_dir=path.parent / "work", root=ROOT8, progress=False)
     return cb.load_book(path)
 
 
 # ---------------------------------------------------------------------------------------------- enumeration, keys
 def test_counts_match_the_known_sequence():
-    assert cb.count_positions(8) == A212693
-    levels = cb.enumerate_levels(8, mirror=False)
+    assert cbb.count_positions(8) == A212693
+    levels = cbb.enumerate_levels(8, mirror=False)
     # no four before the 7th stone; after 7 plies 728 positions are first-player wins (finished, not listed)
     assert [len(lv) for lv in levels[:7]] == A212693[:7]
     assert all(lv.finished == 0 for lv in levels[:7]) and levels[7].finished == A212693[7] - len(levels[7])
 
 
 def test_mirror_halves_the_levels():
-    full = cb.enumerate_levels(7, mirror=False)
-    half = cb.enumerate_levels(7, mirror=True)
+    full = cbb.enumerate_levels(7, mirror=False)
+    half = cbb.enumerate_levels(7, mirror=True)
     for f, h in zip(full, half):
         keys = f.keys
         symmetric = int(np.count_nonzero(cb.mirror_bits(keys) == keys))
@@ -72,7 +73,7 @@ def test_canonical_key_and_decode():
 
 # ---------------------------------------------------------------------------------------------- exact scores
 def test_small_book_agrees_with_fresh_search_on_every_entry(small_book):
-    levels = cb.enumerate_levels(11, ROOT8)
+    levels = cbb.enumerate_levels(11, ROOT8)
     assert len(small_book) == sum(len(lv) for lv in levels) == 288
     solver = Connect4Solver(book=False)
     for cur, mask, plies, score in small_book.entries():
@@ -86,16 +87,16 @@ def test_small_book_agrees_with_fresh_search_on_every_entry(small_book):
 
 def test_resumed_build_equals_an_uninterrupted_one(tmp_path):
     whole, parts = tmp_path / "whole.npz", tmp_path / "parts.npz"
-    cb.build_book(13, whole, processes=2, work_dir=tmp_path / "w1", root=ROOT10, chunk_size=16, progress=False)
+    cbb.build_book(13, whole, processes=2, work_dir=tmp_path / "w1", root=ROOT10, chunk_size=16, progress=False)
     work = tmp_path / "w2"
-    assert cb.build_book(13, parts, processes=1, work_dir=work, root=ROOT10, chunk_size=16, progress=False,
+    assert cbb.build_book(13, parts, processes=1, work_dir=work, root=ROOT10, chunk_size=16, progress=False,
                          stop_after=3) is None
     chunks = sorted(work.glob("chunk-*.npy"))
     assert len(chunks) == 3 and not parts.exists()
     chunks[0].write_bytes(b"truncated")  # a damaged chunk is solved again
-    assert cb.build_book(13, parts, processes=2, work_dir=work, root=ROOT10, chunk_size=16, progress=False,
+    assert cbb.build_book(13, parts, processes=2, work_dir=work, root=ROOT10, chunk_size=16, progress=False,
                          stop_after=2) is None
-    meta = cb.build_book(13, parts, processes=1, work_dir=work, root=ROOT10, chunk_size=16, progress=False)
+    meta = cbb.build_book(13, parts, processes=1, work_dir=work, root=ROOT10, chunk_size=16, progress=False)
     assert whole.read_bytes() == parts.read_bytes()
     assert meta["sha256"] == json.loads(cb.meta_path(whole).read_text())["sha256"]
     assert not work.exists()  # removed once the book is written
@@ -215,14 +216,14 @@ def test_packaged_book_checksum_count_and_sample():
     book = cb.default_book()
     meta = json.loads(cb.meta_path(cb.default_path()).read_text())
     assert book is not None and len(book) == meta["count"]
-    assert len(book) == sum(len(lv) for lv in cb.enumerate_levels(book.plies))
+    assert len(book) == sum(len(lv) for lv in cbb.enumerate_levels(book.plies))
     # 30 entries with D stones (a fresh search takes about 0.2 s each) and 3 with D - 1 against a fresh search
-    assert cb.verify_book(cb.default_path(), sample=30, seed=1, min_plies=book.plies)["checked"] == 30
+    assert cbb.verify_book(cb.default_path(), sample=30, seed=1, min_plies=book.plies)["checked"] == 30
     solver = Connect4Solver(book=False)
     referee = Connect4Solver()
     assert referee.score(0, 0, 0) == 1  # the empty board: first player wins with its last stone
     scores = referee.move_values(0, 0, 0, exact=True)
     assert [s > 0 for s in scores] == [False, False, False, True, False, False, False]
-    for key in np.random.default_rng(2).choice(book.keys[cb._plies_of_keys(book.keys) == book.plies - 1], 3):
+    for key in np.random.default_rng(2).choice(book.keys[cbb._plies_of_keys(book.keys) == book.plies - 1], 3):
         cur, mask, plies = cb.decode_key(int(key))
         assert referee.score(cur, mask, plies) == solver.score(cur, mask, plies)

@@ -11,7 +11,7 @@ import pytest
 
 from boardrl.games import BoardRLError, make_game
 from boardrl.games.dots_and_boxes import DotsAndBoxes
-from boardrl.solvers.base import make_referee
+from boardrl.solvers.registry import make_referee
 from boardrl.solvers.dots_and_boxes import DotsAndBoxesReferee, build_table, load_or_build_table, table_path
 
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from boardrl.evaluate.optimal_rate import position_set
 from boardrl.games import make_game
-from boardrl.solvers.base import RememberingReferee, make_referee
+from boardrl.solvers.base import RememberingReferee
+from boardrl.solvers.registry import make_referee
 
 
 class CountingReferee:

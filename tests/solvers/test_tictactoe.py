@@ -11,7 +11,8 @@ from boardrl.games import make_game
 from boardrl.errors import BoardRLError
 from boardrl.games.base import WrongGameError
 from boardrl.games.tictactoe import TicTacToeState
-from boardrl.solvers.base import Verdict, make_referee
+from boardrl.solvers.base import Verdict
+from boardrl.solvers.registry import make_referee
 from boardrl.solvers.tictactoe import TicTacToeReferee, solved_states
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from boardrl.solvers.base import make_referee
+from boardrl.solvers.registry import make_referee
 from boardrl.web.analysis import (MoveValues, judge, move_values, outcome_classes, review, summary_text, value_text,
                                   values_json)
 from boardrl.web.positions import game_for, replay

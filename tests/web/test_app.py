@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import boardrl.web
 from boardrl.cli import app as cli
-from boardrl.solvers.base import make_referee
+from boardrl.solvers.registry import make_referee
 from boardrl.web.jobs import ABANDON_S
 from boardrl.web.positions import game_for, parse_actions
 

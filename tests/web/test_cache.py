@@ -10,7 +10,7 @@ import time
 import pytest
 
 import boardrl.web.cache as cache_mod
-from boardrl.solvers.base import make_referee
+from boardrl.solvers.registry import make_referee
 from boardrl.web.analysis import MoveValues, move_values
 from boardrl.web.cache import DiskCache, default_cache_dir
 from boardrl.web.jobs import RefereeService

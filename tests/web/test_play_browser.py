@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from boardrl.solvers.base import make_referee
+from boardrl.solvers.registry import make_referee
 from boardrl.web.positions import game_for
 from web.chromium import chromium_page, find_chromium
 

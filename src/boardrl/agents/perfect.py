@@ -15,7 +15,8 @@ import numpy as np
 from boardrl.agents.base import Agent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
-from boardrl.solvers.base import Referee, make_referee
+from boardrl.solvers.base import Referee
+from boardrl.solvers.registry import make_referee
 
 
 class PerfectAgent(Agent):

@@ -41,7 +41,8 @@ from boardrl.experiments.publish import Publication, publish_all, recover, remov
 from boardrl.experiments.referee import judged_path, optimal_set, phase_position_sets
 from boardrl.games import make_game
 from boardrl.learn import load_agent
-from boardrl.solvers.base import RememberingReferee, make_referee
+from boardrl.solvers.base import RememberingReferee
+from boardrl.solvers.registry import make_referee
 from boardrl.tracking.curve import sub_seed
 from boardrl.tracking.figures import ladder_figure
 from boardrl.tracking.mlflow_runs import log_artifact, log_figure, log_metric, log_metrics, metric_key, stage_run

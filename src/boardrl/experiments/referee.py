@@ -28,7 +28,8 @@ from boardrl.errors import BoardRLError
 from boardrl.evaluate.optimal_rate import position_set
 from boardrl.evaluate.phases import PHASE_SHARE, PHASES, phase_positions
 from boardrl.games import make_game
-from boardrl.solvers.base import Referee, RememberingReferee, Verdict, make_referee, write_verdicts
+from boardrl.solvers.base import Referee, RememberingReferee, Verdict, write_verdicts
+from boardrl.solvers.registry import make_referee
 from boardrl.tracking.curve import sub_seed
 
 #: Positions judged per task; a pool is started only when the first chunk shows the rest would take longer

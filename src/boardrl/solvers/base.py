@@ -4,6 +4,9 @@
 that keep the exact game value: for win/draw/loss games (tic-tac-toe, Connect 4) every move that keeps the
 win (or the draw) is optimal, however fast; for Dots and Boxes the value is the final score margin, so a move
 is optimal when it keeps the best achievable margin.
+
+``make_referee`` (``solvers/registry.py``) gives a game's referee; it lives apart because it imports the
+concrete referees, which import this interface.
 """
 
 from __future__ import annotations
@@ -54,26 +57,6 @@ class Referee(ABC):
 
     def is_optimal(self, state: Any, move: int) -> bool:
         return move in self.solve(state).optimal_moves
-
-
-def make_referee(game: Game) -> Referee:
-    """The referee for a game; ``BoardRLError`` when none exists (e.g. Conniption, Dots and Boxes > 3x3)."""
-    from boardrl.errors import BoardRLError
-
-    gid = game.game_id
-    if gid == "tictactoe":
-        from boardrl.solvers.tictactoe import TicTacToeReferee
-
-        return TicTacToeReferee(game)
-    if gid == "connect4":
-        from boardrl.solvers.connect4 import Connect4Referee
-
-        return Connect4Referee(game)
-    if gid.startswith("dots_and_boxes_"):
-        from boardrl.solvers.dots_and_boxes import DotsAndBoxesReferee
-
-        return DotsAndBoxesReferee(game)  # raises BoardRLError itself for boards it cannot solve
-    raise BoardRLError(f"no referee for {gid}; referees exist for tictactoe, connect4, dots_and_boxes up to 3x3")
 
 
 class RememberingReferee(Referee):

@@ -80,7 +80,7 @@ KEEP_AGENTS = 16
 
 
 def _move_values(game_id: str, state: Any) -> MoveValues:
-    from boardrl.solvers.base import make_referee
+    from boardrl.solvers.registry import make_referee
     from boardrl.web.analysis import move_values
     from boardrl.web.positions import game_for
 
