@@ -24,7 +24,7 @@ from boardrl.games import make_game
 from boardrl.integrity import seal_directory
 from boardrl.games.base import random_legal_actions
 from boardrl.learn import load_agent
-from boardrl.learn.nn import MLPConfig, build_network
+from boardrl.nn import MLPConfig, build_network
 
 TTT = make_game("tictactoe")
 PV = MLPConfig(hidden=[32], head="policy_value")

@@ -30,7 +30,7 @@ from boardrl.config import stage_entry
 from boardrl.games import make_game
 from boardrl.integrity import HASH_FILE, seal_directory
 from boardrl.learn import load_agent
-from boardrl.learn.nn import MLPConfig, build_network
+from boardrl.nn import MLPConfig, build_network
 from boardrl.learn.seed004_q import Seed004QAgent
 
 TTT = make_game("tictactoe")

@@ -16,7 +16,7 @@ from boardrl.agents import make_agent
 from boardrl.cli import app
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.match import play_match
-from boardrl.experiments.paths import ExperimentPaths
+from boardrl.paths import ExperimentPaths
 from boardrl.games import make_game
 from boardrl.learn import make_learner
 

@@ -18,7 +18,7 @@ from boardrl.games import make_game
 from boardrl.integrity import seal_directory
 from boardrl.games.base import random_legal_actions
 from boardrl.learn import load_agent
-from boardrl.learn.nn import ConvConfig, MLPConfig, ResidualConfig, build_network
+from boardrl.nn import ConvConfig, MLPConfig, ResidualConfig, build_network
 
 GAMES = ["tictactoe", "connect4", "dots_and_boxes_3x3", "conniption"]
 CONFIGS = {

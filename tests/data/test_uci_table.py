@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from boardrl.data import uci_download, uci_table
-from boardrl.evaluate.uci_positions import parse_uci_text
+from boardrl.data.uci_positions import parse_uci_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

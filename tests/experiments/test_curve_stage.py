@@ -20,7 +20,7 @@ from boardrl.agents import make_agent
 from boardrl.config import parse_params
 from boardrl.errors import BoardRLError
 from boardrl.experiments.curve import CurveEvaluator, CurveOpponent, curve_rows, run_curve, snapshot_curve
-from boardrl.experiments.paths import ExperimentPaths
+from boardrl.paths import ExperimentPaths
 from boardrl.experiments.snapshots import INDEX, SnapshotSaver, read_index, snapshot_index, stage_snapshots
 from boardrl.games import make_game
 from boardrl.learn import learner_class, learner_names, make_learner

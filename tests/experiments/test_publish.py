@@ -25,7 +25,7 @@ import yaml
 
 from boardrl.config import parse_params
 from boardrl.errors import BoardRLError
-from boardrl.experiments.paths import ExperimentPaths
+from boardrl.paths import ExperimentPaths
 from boardrl.experiments.publish import Publication, PublishError, publish_all, recover
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -132,7 +132,7 @@ def test_train_stage_writes_the_trace_beside_the_summary(tmp_path, monkeypatch):
     """run_train (the train stage's work) on a tiny exp 01 in a throw-away project: trace.tsv lands in
     results/train/<id>/seed-<k>/ and equals the learner's records."""
     from boardrl.config import parse_params
-    from boardrl.experiments.paths import ExperimentPaths
+    from boardrl.paths import ExperimentPaths
     from boardrl.experiments.train import run_train
 
     root = Path(__file__).resolve().parents[2]

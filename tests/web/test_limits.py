@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from boardrl.experiments.paths import ExperimentPaths
+from boardrl.paths import ExperimentPaths
 from boardrl.games import make_game
 from boardrl.learn import make_learner
 from helpers import REPO_ROOT

@@ -5,7 +5,7 @@ which is the edge set; nothing else (scores, who drew what) enters.  A table has
 (2^12 for 2x2 boxes, 2^24 for 3x3) and one column per edge; values are from the view of the player to move.
 
 What is stored.  Every entry has an *initial value*: 0, or (transfer) a pure function of the edge set computed
-from a smaller board's table (learn/dots_transfer.py).  Training writes only some entries, so a model is
+from a smaller board's table (agents/dots_transfer.py).  Training writes only some entries, so a model is
 
 - the **written entries** as sorted keys ``row * E + action`` (uint32 for E <= 24) with float32 values, and
 - what defines the initial values: nothing, or the small board's full float32 table (2x2: 4096 x 12).
@@ -37,7 +37,7 @@ from boardrl.atomic_io import atomic_writer
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes, Geometry
-from boardrl.learn.dots_transfer import Transfer, transfer_row
+from boardrl.agents.dots_transfer import Transfer, transfer_row
 
 KIND = "dots_table"
 TABLE_FILE = "dots_table.npz"

@@ -81,7 +81,7 @@ def _option_value(key: str, value: str) -> int | float | bool | None:
 
 def model_dir(spec: str, root: Path | None = None) -> Path:
     """The model directory a ``model:`` spec names (checked to hold a saved agent)."""
-    from boardrl.experiments.paths import ExperimentPaths, seeds_in
+    from boardrl.paths import ExperimentPaths, seeds_in
 
     target, seed = parse_model_spec(spec)
     as_path = Path(target)

@@ -27,7 +27,7 @@ from boardrl.agents.learned import AGENT_FILE, MODEL_FORMAT, ModelError, greedy_
 from boardrl.atomic_io import atomic_torch_save
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
-from boardrl.learn.nn import AnyNetwork, build_network, parse_network_config
+from boardrl.nn import AnyNetwork, build_network, parse_network_config
 
 WEIGHTS_FILE = "network.pt"
 #: The largest network a model may describe: 50 million parameters (200 MB of float32); the project's networks
@@ -92,7 +92,7 @@ def epsilon_actions(
 
 
 class NetworkAgent(Agent):
-    """Plays from a network built by ``boardrl.learn.nn.build_network`` (see the module docstring)."""
+    """Plays from a network built by ``boardrl.nn.build_network`` (see the module docstring)."""
 
     batched = True
     #: A forward pass on 64 rows costs about what one on a single row does, so a match against a scalar opponent

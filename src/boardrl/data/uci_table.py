@@ -9,7 +9,7 @@ engine's view of the position: ``current``, ``mask``, ``plies`` (a ``Connect4Sta
 The checks are the facts of shared/data/uci/README.md: 67,557 rows; 44,473 win, 16,635 loss, 6,449 draw;
 4 x and 4 o stones in every row; and the set equals the 8-ply positions regenerated from the rules modulo
 mirror symmetry (134,934 positions, 180 of them symmetric).  Parsing and regeneration are the Connect 4
-engine's (``boardrl.evaluate.uci_positions``); this module adds the table and the fact checks.
+engine's (``boardrl.data.uci_positions``); this module adds the table and the fact checks.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pandas as pd
 
 from boardrl.errors import BoardRLError
 from boardrl.atomic_io import atomic_write_bytes
-from boardrl.evaluate.uci_positions import (
+from boardrl.data.uci_positions import (
     LABELS,
     canonical_keys,
     compare_with_uci,

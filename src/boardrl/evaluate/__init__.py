@@ -2,7 +2,7 @@
 
 Entry points: ``play_match`` (evaluate/match.py), ``SeatStats`` and ``wilson_interval`` (evaluate/stats.py),
 ``optimal_move_rate`` and ``position_set`` (evaluate/optimal_rate.py).  The UCI Connect-4 start positions are
-regenerated in evaluate/uci_positions.py, and agents are judged from them by label in evaluate/uci_protocols.py.
+regenerated in data/uci_positions.py, and agents are judged from them by label in evaluate/uci_protocols.py.
 A tic-tac-toe agent's exact loss probability against ``perfect`` is walked over the whole tree in
 evaluate/exact_loss.py.
 """

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from boardrl.agents.base import Agent
-from boardrl.evaluate.uci_positions import LABELS
+from boardrl.data.uci_positions import LABELS
 from boardrl.evaluate.match import play_match
 from boardrl.errors import BoardRLError
 

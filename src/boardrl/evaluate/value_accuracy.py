@@ -34,7 +34,7 @@ from boardrl.agents.base import Agent
 from boardrl.data.uci_table import frame_states
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import wilson_interval
-from boardrl.evaluate.uci_positions import LABELS
+from boardrl.data.uci_positions import LABELS
 
 DEFAULT_THRESHOLDS = (-1.0 / 3.0, 1.0 / 3.0)
 CHUNK = 4096  # rows per value_batch call: one forward pass each, memory bounded on any machine

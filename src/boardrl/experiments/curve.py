@@ -28,7 +28,7 @@ from boardrl.agents.base import Agent
 from boardrl.config import Params, curve_slice, runtime_processes
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import SEATS
-from boardrl.experiments.paths import ExperimentPaths
+from boardrl.paths import ExperimentPaths
 from boardrl.experiments.publish import Publication, publish_all, recover, remove_stale_beside
 from boardrl.experiments.snapshots import read_index
 from boardrl.games import make_game

@@ -36,7 +36,7 @@ from boardrl.evaluate.optimal_rate import optimal_move_rate
 from boardrl.evaluate.phases import rates_by_phase
 from boardrl.evaluate.seeds import across_seeds
 from boardrl.evaluate.stats import SEATS
-from boardrl.experiments.paths import ExperimentPaths
+from boardrl.paths import ExperimentPaths
 from boardrl.experiments.publish import Publication, publish_all, recover, remove_stale_beside
 from boardrl.experiments.referee import judged_path, optimal_set, phase_position_sets
 from boardrl.games import make_game

@@ -33,11 +33,11 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/boardrl
 PACKAGE = "boardrl"
 #: Modules whose function-level imports are per game id or per optional feature: only their module-level imports
 #: count, and ``stage_roots`` adds the rest where a stage uses it (the game's module, its referee, UCI code).
-DISPATCH_MODULES = frozenset({"boardrl.games", "boardrl.solvers.base", "boardrl.experiments.evaluate"})
+DISPATCH_MODULES = frozenset({"boardrl.games", "boardrl.solvers.registry", "boardrl.experiments.evaluate"})
 #: Function-level imports a stage never runs: ``train_seed`` measures the curve in training only for a sweep
 #: (whose roots hold the curve code), so editing the curve code reruns curve@<id> and no train stage.
 NOT_FOLLOWED = {"boardrl.experiments.train": frozenset({"boardrl.experiments.curve"})}
-#: The referee module of each game module (what ``solvers.base.make_referee`` dispatches to).
+#: The referee module of each game module (what ``solvers.registry.make_referee`` dispatches to).
 REFEREE_MODULES = {
     "boardrl.games.tictactoe": "boardrl.solvers.tictactoe",
     "boardrl.games.connect4": "boardrl.solvers.connect4",
@@ -242,7 +242,7 @@ def write_inputs(params: Params, root: Path) -> list[Path]:
     """Write ``build/inputs/<id>.<stage>.json`` for every experiment, ``<id>.sweep.json`` for every sweep and
     ``<id>.tournament.json`` for every tournament, ``referee.json`` and ``report.json``; files of removed experiments and sweeps
     go."""
-    from boardrl.experiments.paths import ExperimentPaths
+    from boardrl.paths import ExperimentPaths
 
     written = []
     for exp_id in params.experiments:
@@ -283,7 +283,7 @@ def ladder_models(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
 
 def write_ladder_models(params: Params, root: Path) -> list[Path]:
     """Write ``build/models/<id>.json`` for every experiment (``{}`` when its ladder names no trained model)."""
-    from boardrl.experiments.paths import ExperimentPaths
+    from boardrl.paths import ExperimentPaths
 
     written = []
     for exp_id in params.experiments:

@@ -28,7 +28,7 @@ from boardrl.atomic_io import atomic_write_json, atomic_write_tsv, remove_stale_
 from boardrl.config import Params, eval_points, runtime_processes, train_slice
 from boardrl.errors import BoardRLError
 from boardrl.experiments.guard import TrainerLock
-from boardrl.experiments.paths import ExperimentPaths, seed_dir_name, seeds_in
+from boardrl.paths import ExperimentPaths, seed_dir_name, seeds_in
 from boardrl.experiments.publish import Publication, publish_all, recover
 from boardrl.experiments.snapshots import SnapshotSaver, snapshot_index, stage_snapshots
 from boardrl.games import make_game

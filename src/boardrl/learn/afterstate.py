@@ -23,7 +23,7 @@ from boardrl.agents.learned import AGENT_FILE, ModelError
 from boardrl.agents.network import NetworkAgent, build_checked, encode_states, load_weights
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
-from boardrl.learn.nn import parse_network_config
+from boardrl.nn import parse_network_config
 
 ValueFn = Callable[[np.ndarray], np.ndarray]
 

@@ -55,7 +55,7 @@ from boardrl.learn.alphazero_params import AlphaZeroParams
 from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_json
 from boardrl.learn.device import adam, pick_device, torch_threads
 from boardrl.learn.league import League
-from boardrl.learn.nn import build_network, network_preset, parse_network_config
+from boardrl.nn import build_network, network_preset, parse_network_config
 
 
 # ---------------------------------------------------------------------------------------------- replay window

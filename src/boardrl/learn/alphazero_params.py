@@ -9,7 +9,7 @@ from pydantic import Field, field_validator
 
 from boardrl.learn.base import LearnerParams
 from boardrl.learn.league import LeagueFields
-from boardrl.learn.nn.presets import check_network_spec
+from boardrl.nn.presets import check_network_spec
 
 
 class AlphaZeroParams(LearnerParams, LeagueFields):

@@ -27,7 +27,7 @@ seed 001 records it ("When transitions are recorded"); this matters only at the 
 
 Table.  A dense float32 (2^E, E) numpy array in anonymous memory that the OS commits 4 KiB page by page
 (``lazy_zeros``), so only the touched part costs memory.  A row is filled with its initial values (0, or a
-transfer from a 2x2 table, learn/dots_transfer.py) the first time training touches it; a uint32 per row
+transfer from a 2x2 table, agents/dots_transfer.py) the first time training touches it; a uint32 per row
 records "filled" (bit 31) and which entries were written (bits 0..E-1), so snapshots, checkpoints and models
 hold only the written entries (agents/dots_table.py).  ``symmetry: true`` keys rows by the canonical image of E under the board's symmetries.
 
@@ -56,7 +56,7 @@ from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
-from boardrl.learn.dots_transfer import transfer_row
+from boardrl.agents.dots_transfer import transfer_row
 from boardrl.learn.slots import GameSlots, segment_stop, waves
 
 #: seed 001's end-of-game rewards (the seed's text): +5 for a win, -1 for a loss, 0 for a draw.

@@ -71,7 +71,7 @@ from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_jso
 from boardrl.learn.dqn_params import SEATS, DQNParams
 from boardrl.learn.device import adam, pick_device, torch_threads
 from boardrl.learn.league import League
-from boardrl.learn.nn import AnyNetwork, build_network, network_preset, parse_network_config
+from boardrl.nn import AnyNetwork, build_network, network_preset, parse_network_config
 from boardrl.learn.replay import ReplayBuffer
 
 def resolve_network(spec: str | dict, game: Game) -> AnyNetwork:

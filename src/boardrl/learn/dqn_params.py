@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from boardrl.learn.base import Exploration, LearnerParams
 from boardrl.learn.league import LeagueFields
-from boardrl.learn.nn.presets import PRESETS, check_network_spec
+from boardrl.nn.presets import PRESETS, check_network_spec
 
 SEATS = {"first": 0, "second": 1}
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
@@ -21,7 +21,7 @@ class DQNParams(LearnerParams, LeagueFields):
 
     steps: int = Field(100_000, ge=1, description="training budget: the learner's environment steps (decisions)")
     network: str | dict[str, Any] = Field(
-        "default", description=f"a preset ({', '.join(PRESETS)}; see learn/nn/presets.py) or a network config")
+        "default", description=f"a preset ({', '.join(PRESETS)}; see nn/presets.py) or a network config")
     gamma: float = Field(0.99, ge=0.0, le=1.0, description="discount per decision (seed 002: 0.99)")
     lr: float = Field(1e-3, gt=0.0, description="Adam learning rate (seed 002: 1e-3)")
     lr_end: float | None = Field(None, gt=0.0, description="null: lr throughout; else the rate falls linearly "

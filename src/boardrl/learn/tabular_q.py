@@ -40,7 +40,7 @@ from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 from boardrl.learn.slots import GameSlots, segment_stop, waves
-from boardrl.sweeps.space import BUDGET, choices, floats, fraction_of
+from boardrl.learn.space import BUDGET, choices, floats, fraction_of
 
 SEATS = {"first": 0, "second": 1}
 
@@ -246,7 +246,7 @@ class TabularQLearner(Learner):
     unit = "games"
     small_run = ("tictactoe", {"games": 600, "parallel_games": 64, "opponent": "random", "exploration": {
         "schedule": "exponential", "start": 1.0, "end": 0.1, "decay_games": 300}})
-    #: What a sweep varies (boardrl.sweeps.space); params.yaml `sweeps.<id>.space` may narrow it.  A decaying
+    #: What a sweep varies (boardrl.learn.space); params.yaml `sweeps.<id>.space` may narrow it.  A decaying
     #: schedule's end is drawn as a fraction of its start (it never starts below its end) and its decay as a
     #: fraction of the trial's budget (it never outlasts training); a constant schedule draws neither.
     search_space = {

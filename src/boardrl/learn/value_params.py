@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from boardrl.learn.base import Exploration, LearnerParams
-from boardrl.learn.nn.config import MLPConfig
+from boardrl.nn.config import MLPConfig
 
 
 class SelfPlayValueParams(LearnerParams):
@@ -32,7 +32,7 @@ class SelfPlayValueParams(LearnerParams):
                                      "bootstraps there (Watkins); seed 003: no")
     symmetry: bool = Field(False, description="store every game's symmetric images too (game.symmetries_batch; "
                                               "seed 003: no)")
-    network: MLPConfig = Field(default_factory=MLPConfig, description="MLP body and head (learn/nn)")
+    network: MLPConfig = Field(default_factory=MLPConfig, description="MLP body and head (nn)")
     init_std: float = Field(0.2, ge=0.0, description="Linear weights ~ N(0, init_std) (seed 003); 0 = torch default")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (learn/device.py)")
 

@@ -44,7 +44,7 @@ from boardrl.learn.afterstate import AfterstateAgent, afterstate_scores, value_n
 from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_json
 from boardrl.learn.device import adam, pick_device
 from boardrl.learn.lambda_returns import EpisodeBuffer
-from boardrl.learn.nn import build_network
+from boardrl.nn import build_network
 from boardrl.learn.value_params import SelfPlayValueParams
 
 

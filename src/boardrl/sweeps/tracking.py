@@ -55,7 +55,7 @@ class SweepTracker:
     def __init__(self, tracking_uri: str, mlflow_experiment: str, artifact_location: str | None = None) -> None:
         from mlflow import MlflowClient
 
-        from boardrl.tracking.mlflow_runs import quiet_migrations, tracking_errors
+        from boardrl.tracking.store import quiet_migrations, tracking_errors
 
         quiet_migrations()
         self.tracking_uri = tracking_uri
@@ -65,7 +65,7 @@ class SweepTracker:
         self.runs: dict[int, str] = {}
 
     def _experiment_id(self, name: str, artifact_location: str | None) -> str:
-        from boardrl.tracking.mlflow_runs import experiment_id
+        from boardrl.tracking.store import experiment_id
 
         return experiment_id(self.client, name, artifact_location)
 
@@ -90,7 +90,7 @@ class SweepTracker:
     def _take_over(self, run: Any, tags: dict[str, str]) -> None:
         """Make this process the owner of a parent run that is ended or whose command is gone, and mark it
         RUNNING while this command works (a command still running the study keeps it)."""
-        from boardrl.tracking.mlflow_runs import WORKSPACE_TAG
+        from boardrl.tracking.store import WORKSPACE_TAG
 
         previous = owner.from_tags(run.data.tags)
         if run.info.status == "RUNNING" and previous is not None and owner.alive(previous) is not False:
@@ -103,7 +103,7 @@ class SweepTracker:
 
     def close_abandoned(self, here: str, experiment: str, exclude: str | None) -> list[str]:
         """Close KILLED the sweep runs of ``experiment`` in workspace ``here`` whose process is gone."""
-        from boardrl.tracking.mlflow_runs import close_runs, find_stale_runs
+        from boardrl.tracking.store import close_runs, find_stale_runs
 
         stale = retry(find_stale_runs, self.client, self.experiment_id, here,
                       {"stage": "sweep", "experiment": experiment}, exclude)

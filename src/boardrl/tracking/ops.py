@@ -16,8 +16,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from boardrl.tracking.mlflow_runs import (WORKSPACE_TAG, close_runs, experiment_id, find_stale_runs,
-                                          quiet_migrations, tracking_errors)
+from boardrl.tracking.store import (WORKSPACE_TAG, close_runs, experiment_id, find_stale_runs, quiet_migrations,
+                                    tracking_errors)
 
 _MAX_PARAMS_PER_BATCH = 100   # MLflow's per-request limits
 _MAX_METRICS_PER_BATCH = 1000
@@ -59,7 +59,7 @@ def open_run(uri: str, *, experiment: str, artifacts: str, run_name: str, tags: 
     """Create a RUNNING run in experiment ``experiment`` (made when missing) with its tags and params.
 
     Before returning, the runs of the same labels that a killed process left RUNNING in this workspace are
-    closed KILLED and linked to the new run (``mlflow_runs.stale_reason`` decides which are abandoned).
+    closed KILLED and linked to the new run (``store.stale_reason`` decides which are abandoned).
     """
     from mlflow.entities import Param
 

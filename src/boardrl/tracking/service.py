@@ -33,13 +33,13 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
-from boardrl.tracking.mlflow_runs import TrackingError
+from boardrl.tracking.store import TrackingError
 
 SERVICE_ENV = "BOARDRL_TRACKING_SERVICE"
 IDLE_S = 60.0
 IDLE_ENV = "BOARDRL_TRACKING_IDLE_S"  # seconds a service without connections waits before it exits
 START_TIMEOUT_S = 180.0
-_CODE = ("ops.py", "service.py", "mlflow_runs.py", "pyfunc.py", "owner.py")
+_CODE = ("ops.py", "service.py", "store.py", "pyfunc.py", "owner.py")
 
 
 def service_dir() -> Path:

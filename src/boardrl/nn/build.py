@@ -8,9 +8,9 @@ import torch
 from torch import Tensor, nn
 
 from boardrl.errors import BoardRLError
-from boardrl.learn.nn.blocks import make_body
-from boardrl.learn.nn.config import AnyNetwork, parse_network_config
-from boardrl.learn.nn.heads import make_head
+from boardrl.nn.blocks import make_body
+from boardrl.nn.config import AnyNetwork, parse_network_config
+from boardrl.nn.heads import make_head
 
 
 class BoardNet(nn.Module):

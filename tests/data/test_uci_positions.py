@@ -12,7 +12,7 @@ from helpers import UCI_Z as VENDORED_UCI_Z
 
 from boardrl.games import make_game
 from boardrl.games.connect4 import Connect4State, mirror_state
-from boardrl.evaluate.uci_positions import (
+from boardrl.data.uci_positions import (
     UciFormatError,
     canonical_key,
     canonical_keys,

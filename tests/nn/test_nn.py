@@ -8,11 +8,11 @@ import torch
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
 from boardrl.learn.device import DEFAULT_THREADS, pick_device, torch_threads
-from boardrl.learn.nn import (
+from boardrl.nn import (
     PRESETS, ConvConfig, MLPConfig, ResidualConfig, build_network, default_network_config, network_preset,
     parse_network_config,
 )
-from boardrl.learn.nn.blocks import InceptionBlock
+from boardrl.nn.blocks import InceptionBlock
 
 GAMES = ["tictactoe", "connect4", "dots_and_boxes_3x3", "conniption"]
 BODIES = [

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Callable
 
 from boardrl.errors import BoardRLError
-from boardrl.learn.nn.config import (
+from boardrl.nn.config import (
     AnyNetwork, ConvConfig, ConvLayer, ConvStackConfig, InceptionConfig, MLPConfig, ResidualConfig,
     parse_network_config,
 )

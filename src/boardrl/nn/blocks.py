@@ -13,7 +13,7 @@ from torch import Tensor, nn
 
 from boardrl.errors import BoardRLError
 
-from boardrl.learn.nn.config import (
+from boardrl.nn.config import (
     AnyNetwork, ConvConfig, ConvStackConfig, InceptionConfig, MLPConfig, ResidualConfig,
 )
 

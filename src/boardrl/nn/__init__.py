@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from boardrl.learn.nn.config import (
+from boardrl.nn.config import (
     AnyNetwork,
     ConvConfig,
     ConvLayer,
@@ -23,7 +23,7 @@ from boardrl.learn.nn.config import (
     default_network_config,
     parse_network_config,
 )
-from boardrl.learn.nn.presets import PRESETS, network_preset
+from boardrl.nn.presets import PRESETS, network_preset
 
 _TORCH_NAMES = ("BoardNet", "build_network")
 
@@ -32,7 +32,7 @@ def __getattr__(name: str) -> Any:
     """``BoardNet`` and ``build_network`` import torch on first use: validating params (every pipeline stage)
     reads the configs and presets only, and importing torch costs each stage about 1.4 s (measured)."""
     if name in _TORCH_NAMES:
-        from boardrl.learn.nn import build
+        from boardrl.nn import build
 
         return getattr(build, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ from boardrl.agents.dots_table import DotsTableAgent, InitialValues
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
 from boardrl.games.dots_and_boxes import Geometry
-from boardrl.learn.dots_transfer import Transfer, local_edges, restrict, sub_board_maps
+from boardrl.agents.dots_transfer import Transfer, local_edges, restrict, sub_board_maps
 
 G2, G3 = Geometry(2, 2), Geometry(3, 3)
 MAPS = sub_board_maps(G3, G2)
