@@ -21,7 +21,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from boardrl.report import headline, html, markdown
+import boardrl.report.headline as headline
+import boardrl.report.html as html
+import boardrl.report.markdown as markdown
 from boardrl.report.alphazero_section import alphazero_section
 from boardrl.report.comparison import seed_blocks
 from boardrl.report.document import (INDEX, Block, Bullets, Heading, Inline, Page, Paragraph, Ref, Span, Table,

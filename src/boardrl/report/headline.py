@@ -40,8 +40,8 @@ from typing import Any, Callable
 import pandas as pd
 from pydantic import BaseModel, ValidationError
 
+import boardrl.report.markdown as markdown
 from boardrl.evaluate.stats import SeatStats, combine, wilson_interval
-from boardrl.report import markdown
 from boardrl.report.document import Block, Inline, Paragraph, Span, Table, text
 from boardrl.report.links import with_ci
 from boardrl.report.results import Experiment, ReportError, finite

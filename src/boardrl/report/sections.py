@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from boardrl.report import figures
+import boardrl.report.figures as figures
 from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Ref, Span, Table, text
 from boardrl.report.links import Links, interval, pct, rate_with_ci, seed_list, seed_names, spread_text, with_ci
 from boardrl.report.results import OUTCOMES, SEATS, Experiment, SeedResult, finite
+from boardrl.report.traces_section import trace_blocks
 
 SEAT_NAMES = {"as_first": "as first", "as_second": "as second", "combined": "combined"}
 
@@ -371,8 +372,6 @@ def value_accuracy_blocks(e: Experiment, links: Links) -> list[Block]:
 
 def experiment_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
     """Everything about one experiment id; its figures are written into ``fig_dir``."""
-    from boardrl.report.traces_section import trace_blocks
-
     return [Heading(2, e.id), title_line(e), play_line(e), *curve_blocks(e, fig_dir), *trace_blocks(e, fig_dir),
             *across_blocks(e, links),
             *evaluation_blocks(e, links, fig_dir), *optimal_seed_blocks(e, links),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from boardrl.report import figures
+import boardrl.report.figures as figures
 from boardrl.report.document import Block, Heading, Image, Paragraph, Span, Table, text
 from boardrl.report.results import Experiment
 from boardrl.report.seeds import SEED_NUMBERS, SeedNumber
