@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -202,3 +203,30 @@ def test_solve_warns_about_slow_early_connect4_positions_only_without_a_book(mon
     covered = CliRunner().invoke(cli.app, ["solve", "connect4", "4444443", "--json"])
     assert covered.exit_code == 0 and "can take minutes" not in covered.stderr
     assert covered.stdout == slow.stdout
+
+
+BOARDRL = str(Path(sys.executable).parent / "boardrl")
+PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
+
+
+@pytest.mark.timeout(300)
+def test_train_tries_an_experiment_outside_the_pipeline(tmp_path):
+    """`boardrl train` writes under --out (never models/ of the project) and logs its runs to the project's store."""
+    out = subprocess.run([BOARDRL, "train", "tictactoe_seed000_exp01", "--params", str(PARAMS), "--out", "try",
+                          "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=280)
+    assert out.returncode == 0, out.stderr[-2000:]
+    models = tmp_path / "try" / "models" / "tictactoe_seed000_exp01"
+    assert sorted(p.name for p in models.iterdir()) == ["seed-0", "seed-1", "seed-2"]
+    assert (models / "seed-0" / "model" / "agent.json").is_file() and not (tmp_path / "models").exists()
+    assert "play it: BOARDRL_ROOT=" in out.stdout
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path.resolve()}/mlflow.db")
+    runs = client.search_runs([client.get_experiment_by_name("tictactoe").experiment_id])
+    assert {r.data.tags["stage"] for r in runs} == {"train"} and len(runs) == 4  # the stage run and 3 seeds
+    assert all(r.info.status == "FINISHED" for r in runs)
+
+
+def test_train_refuses_an_unknown_experiment_in_one_line(tmp_path):
+    res = runner.invoke(app, ["train", "no_such_experiment", "--params", str(PARAMS), "--out", str(tmp_path)])
+    assert_one_line_error(res, "no_such_experiment")

@@ -474,6 +474,35 @@ def _apply_best(name: str, storage: str | None, run_it: bool) -> None:
 
 # ---------------------------------------------------------------------------------------------- study
 @app.command()
+def train(
+    experiment: Annotated[str, typer.Argument(help="An experiment id of params.yaml.", show_default=False)],
+    params_file: Annotated[Path, typer.Option("--params", help="The params file.")] = Path("params.yaml"),
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Where its models, snapshots and summaries go (default: tryouts/<experiment>).")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+) -> None:
+    """Train one experiment outside DVC, to try something out: its outputs go to --out, never over the pipeline's
+    (models/, results/), and its MLflow runs go to this project's store like a stage's."""
+    import os
+
+    from boardrl.config import load_params
+    from boardrl.experiments.train import run_train
+    from boardrl.tracking.store import TRACKING_ROOT_ENV
+
+    params = load_params(params_file)
+    params.experiment(experiment)  # an unknown id is one line before any work
+    where = (out or Path("tryouts") / experiment).resolve()
+    if where == Path.cwd().resolve():
+        raise BoardRLError("--out must not be the project itself: the pipeline's outputs live there")
+    os.environ.setdefault(TRACKING_ROOT_ENV, str(Path.cwd().resolve()))
+    trained = run_train(params, experiment, where, progress=progress)
+    seconds = sum(t.summary["seconds"] for t in trained)
+    game = params.experiment(experiment).game
+    typer.echo(f"{experiment}: {len(trained)} seed(s) in {seconds:.1f} s -> {where}/models/{experiment}")
+    typer.echo(f"play it: BOARDRL_ROOT={where} boardrl match {game} model:{experiment} random")
+
+
+@app.command()
 def study(
     name: Annotated[str, typer.Argument(help="A study: studies/<name>.yaml.", show_default=False)],
     jobs: Annotated[int, typer.Option("--jobs", help="DVC queue workers: variations run side by side.")] = 1,

@@ -350,7 +350,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "on the scores) is aliased across positions with different scores; we keep that, as the seed's."),
     Deviation("001", "learn/dots_table.py",
               "Our best 3x3 table starts from a 2x2 table: each 3x3 entry is the mean of the 2x2 values of the "
-              "sub-boards containing the edge (learn/dots_transfer.py). The seed seeded 3x3 from 2x2 without "
+              "sub-boards containing the edge (agents/dots_transfer.py). The seed seeded 3x3 from 2x2 without "
               "saying how; the 2x2 source is trained in the same stage, so no stage depends on another's model."),
     Deviation("002", "learn/qt.py",
               "QT's saved agent keeps the seed's random tie-break among equal Q values (kind qt_table); our other "

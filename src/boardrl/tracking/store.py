@@ -33,8 +33,15 @@ class TrackingError(BoardRLError):
     """The MLflow tracking store cannot be read or written (a damaged or read-only ``mlflow.db``)."""
 
 
+#: A project whose ``mlflow.db`` takes the runs of outputs written elsewhere (``boardrl train --out``).
+TRACKING_ROOT_ENV = "BOARDRL_TRACKING_ROOT"
+
+
 def tracking_root(project_root: str | os.PathLike) -> Path:
-    """The directory that holds ``mlflow.db``: the project, even when DVC runs a stage in a temp copy of it."""
+    """The directory that holds ``mlflow.db``: the project, even when DVC runs a stage in a temp copy of it (or
+    ``$BOARDRL_TRACKING_ROOT`` when set: a try-out's outputs live apart, its runs in the project's store)."""
+    if os.environ.get(TRACKING_ROOT_ENV):
+        return Path(os.environ[TRACKING_ROOT_ENV]).resolve()
     root = Path(project_root).resolve()
     parts = root.parts
     n = len(_DVC_TEMP_EXPS)
