@@ -14,8 +14,8 @@ from boardrl.report.alphazero_section import (EXPECTED, TITLE, Settings, alphaze
 from boardrl.report.comparison import Notes, best_cell, reproduction_cell
 from boardrl.report.document import Table
 from boardrl.report.links import Links
+from boardrl.report.reference_systems import BEST, LEARNER_KINDS, REFERENCE_NUMBERS
 from boardrl.report.results import Experiment, SeedResult
-from boardrl.report.seeds import BEST, LEARNER_KINDS, SEED_NUMBERS
 from report.results_tree import make_results, provenance, write_json, write_train
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,7 +126,7 @@ def test_dots_and_boxes_needs_80_percent_combined():
     assert judged(159) == "not met (79.5% combined)"
 
 
-def test_conniption_must_beat_every_seed004_player_in_each_seat():
+def test_conniption_must_beat_every_system004_player_in_each_seat():
     strong = vs((80, 0, 20), (70, 0, 30))
     ladder = {o: strong for o in ("random", "tactical", "sols", "cells", "hybrid", "conniption_random")}
     e = experiment("c", "conniption", az_seed("c", "conniption", {**ladder, "flip": vs((50, 0, 50), (90, 0, 10))}))
@@ -176,7 +176,7 @@ def test_missing_and_unevaluated_experiments_say_not_run():
     assert alphazero_blocks([], LINKS) == []  # no AlphaZero results: no section
 
 
-def test_expected_experiments_are_the_seed_reproduction_and_our_best():
+def test_expected_experiments_are_the_reference_reproduction_and_our_best():
     assert EXPECTED == ("tictactoe_seed003_alphazero", "tictactoe_alphazero", "connect4_alphazero",
                         "dots_and_boxes_3x3_alphazero", "conniption_alphazero")
 
@@ -243,18 +243,18 @@ def test_the_composed_report_has_the_section_only_with_an_alphazero_experiment(t
     assert TITLE in (tmp_path / "b" / "reports" / "index.html").read_text()
 
 
-# ---------------------------------------------------------------------------------------------- seeds.py
+# ---------------------------------------------------------------------------------- reference_systems.py
 def test_best_and_reproductions_name_experiments_of_params_yaml_of_their_game_and_kind():
     experiments = yaml.safe_load((ROOT / "params.yaml").read_text())["experiments"]
     named = [(g, k, i) for (g, k), i in BEST.items()]
-    named += [(n.game, n.kind, r) for n in SEED_NUMBERS for r in n.reproduction if not r.startswith("tournament:")]
+    named += [(n.game, n.kind, r) for n in REFERENCE_NUMBERS for r in n.reproduction if not r.startswith("tournament:")]
     for game, kind, exp_id in named:
         assert exp_id in experiments, exp_id
         assert experiments[exp_id]["game"] == game and LEARNER_KINDS[experiments[exp_id]["learner"]] == kind, exp_id
 
 
-def test_seed003_alphazero_rows_compare_a_score_against_perfect_per_seat():
-    rows = [n for n in SEED_NUMBERS if n.seed == "003" and n.kind == "alphazero"]
+def test_system003_alphazero_rows_compare_a_score_against_perfect_per_seat():
+    rows = [n for n in REFERENCE_NUMBERS if n.system == "003" and n.kind == "alphazero"]
     assert [(n.opponent, n.seat, n.compared) for n in rows] == [("perfect", "as_first", "score"),
                                                                 ("perfect", "as_second", "score")]
     exp_id = "tictactoe_seed003_alphazero"

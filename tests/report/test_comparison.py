@@ -1,4 +1,4 @@
-"""The seed table's verdicts: where a published figure sits against our pooled 95% interval."""
+"""The reference systems' tables' verdicts: where a published figure sits against our pooled 95% interval."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 from boardrl.evaluate.stats import wilson_interval as wilson
 from boardrl.report.comparison import Notes, Pooled, judged, verdict
 from boardrl.report.links import Links
-from boardrl.report.seeds import SEED_NUMBERS
+from boardrl.report.reference_systems import REFERENCE_NUMBERS
 
 
 def _row(**changes):
-    base = next(n for n in SEED_NUMBERS if n.seed == "004" and n.opponent == "flip" and n.seat == "as_first")
+    base = next(n for n in REFERENCE_NUMBERS if n.system == "004" and n.opponent == "flip" and n.seat == "as_first")
     return dataclasses.replace(base, **changes)
 
 
@@ -62,7 +62,7 @@ def test_loss_is_lower_is_better_and_marks_are_pass_or_fail():
     value, lo, hi = p.measure("loss")
     assert verdict(_row(measure="loss", value=0.4, reason=None), lo, hi, value) == "beaten"
     assert verdict(_row(measure="win_draw", value=0.5, threshold=True), *p.measure("win_draw")[1:],
-                   p.measure("win_draw")[0]) == "passes the seed's mark"
+                   p.measure("win_draw")[0]) == "passes the system's mark"
 
 
 def test_score_interval_is_a_normal_interval_of_the_per_game_score():

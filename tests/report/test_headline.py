@@ -18,8 +18,8 @@ import pytest
 
 from boardrl.evaluate.stats import SeatStats
 from boardrl.report import headline, load_results, markdown
+from boardrl.report.reference_systems import LEARNER_KINDS
 from boardrl.report.results import Experiment, ReportError, SeedResult
-from boardrl.report.seeds import LEARNER_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "89abcdef0123456789abcdef0123456789abcdef"
@@ -166,11 +166,11 @@ def test_reference_figures_are_the_best_system_of_each_kind_against_its_stronges
     by_kind = {}
     for f in refs:
         by_kind.setdefault(f.kind, []).append(f)
-    # seed 002's QT and DQ were also measured against maxmin, which our results rank above random
+    # reference system 002's QT and DQ were also measured against maxmin, which our results rank above random
     assert {(f.seed, f.opponent, f.measure, f.value) for f in by_kind["tabular"]} == {("002", "maxmin", "loss", 0.0)}
     assert by_kind["tabular"][0].system == "QT, trained vs Random"
     assert {(f.seat, f.value) for f in by_kind["alphazero"]} == {("as_first", 0.5), ("as_second", 0.5)}
-    conniption = row(table, "conniption").references  # no results: opponents keep the seed's own order
+    conniption = row(table, "conniption").references  # no results: opponents keep the system's own order
     assert {f.seed for f in conniption} == {"004"}
 
 
@@ -194,8 +194,8 @@ def test_markdown_table(table):
     assert ("| `tictactoe_tabular_q` (2 seeds): first W 0.0% [0.0, 0.2] L 0.0% [0.0, 0.2]; second W 0.0% [0.0, 0.2] "
             "L 0.0% [0.0, 0.2]; optimal moves 100.0% [99.9, 100.0] |") in ttt
     assert "`tictactoe_td0` (1 seed): first W 0.0% [0.0, 0.4] L 0.0% [0.0, 0.4]" in ttt
-    assert "tabular: seed 002 QT, trained vs Random, against maxmin: combined L 0%" in ttt
-    assert "AlphaZero: seed 003 AlphaZero, against perfect: first score 0.50, second score 0.50" in ttt
+    assert "tabular: reference system 002 QT, trained vs Random, against maxmin: combined L 0%" in ttt
+    assert "AlphaZero: reference system 003 AlphaZero, against perfect: first score 0.50, second score 0.50" in ttt
     c4 = next(line for line in lines if line.startswith("| connect4 |"))
     assert "| `maxmin` | none evaluated |" in c4
     assert "`connect4_alphazero` (1 seed): first W 0.0% [0.0, 3.7] L 28.0% [20.1, 37.5]; second W 0.0% [0.0, 3.7] " \

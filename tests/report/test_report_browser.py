@@ -60,7 +60,7 @@ def test_every_game_page_fits_and_the_index_links_to_each(report):
 
 
 def test_the_check_sees_a_table_cut_off(tmp_path):
-    """The page as it was: the seeds' table wider than a 1,400 px window."""
+    """The page as it was: the reference systems' table wider than a 1,400 px window."""
     page = tmp_path / "wide.html"
     cells = "".join(f"<td>{'x' * 60}{i}</td>" for i in range(6))
     page.write_text(f"<!DOCTYPE html><html><body><table><tr>{cells}</tr></table></body></html>")

@@ -15,9 +15,9 @@ import matplotlib.image
 import pytest
 
 from boardrl.report import ReportError, build_report
-from boardrl.report.build import SEEDS_TITLE
-from boardrl.report.comparison import SEED_TABLE_HEADER, protocol_note
-from boardrl.report.seeds import LEARNER_KINDS, SEED_NUMBERS, SYSTEMS
+from boardrl.report.build import REFERENCE_TITLE
+from boardrl.report.comparison import REFERENCE_TABLE_HEADER, protocol_note
+from boardrl.report.reference_systems import LEARNER_KINDS, REFERENCE_NUMBERS, SYSTEMS
 from report.results_tree import (BASELINE, C4, COMMIT, DAB, SLOW, TTT, TTT_WINS, dab_eval, make_results, run_id,
                                  ttt_eval, write_json, write_train)
 
@@ -136,7 +136,7 @@ def test_contents_link_every_section_and_every_game_page(md):
     items = rest.split("\n\n", 1)[0].splitlines()
     sections = re.findall(r"^## (.*)$", rest, re.M)
     assert [unlinked(i)[2:].split(":")[0] for i in items] == [s.split(":")[0] for s in sections]
-    assert sections[:3] == ["Headline", "Experiments", SEEDS_TITLE]
+    assert sections[:3] == ["Headline", "Experiments", REFERENCE_TITLE]
     assert unlinked(items[1]) == ("- Experiments: one page per game: connect4 (1), dots_and_boxes_2x2 (1), "
                                   "tictactoe (2)")
     assert [d.split(" ")[0] for d in links_in(md, items[1])] == [
@@ -230,10 +230,13 @@ def test_markdown_holds_the_numbers_with_their_provenance(built, md, ttt):
     assert "| 12.5 s |" in ttt
     sec = section(ttt, TTT)
     assert "seed 1: [99.0% [98.8, 99.2]]" in sec and "on 2,000 positions" in sec
-    assert "61.2% [60.2, 62.2]" in c4  # UCI seed-000 protocol, win positions
+    assert "61.2% [60.2, 62.2]" in c4  # UCI protocol of reference system 000, win positions
+    assert "Reference system 000's protocol: our agent moves first" in c4
     assert "Not evaluated yet" in section(dab, DAB)  # dots and boxes has a curve only
     assert "No learning curve yet" in section(c4, C4)
     assert "Where we deliberately differ from the reference systems" in md and "42nd piece" in md
+    assert "- Reference system 000, `learn/tabular_q.py`: " in md
+    assert "- All reference systems, `evaluate/match.py`: " in md
 
 
 def shown_text(md: str) -> str:
@@ -278,14 +281,14 @@ def test_optimal_rates_say_their_basis(ttt):
     assert "seed 0, 2,000 positions, Wilson interval" in table
 
 
-def _seed_part(md: str) -> str:
-    return md.split(f"\n## {SEEDS_TITLE}\n", 1)[1].split("\n## ", 1)[0]
+def _reference_part(md: str) -> str:
+    return md.split(f"\n## {REFERENCE_TITLE}\n", 1)[1].split("\n## ", 1)[0]
 
 
-def _seed_rows(md: str) -> list[list[str]]:
+def _reference_rows(md: str) -> list[list[str]]:
     """The rows of every reference system's table, reduced to text, a blank game or system filled from above."""
     rows: list[list[str]] = []
-    for ln in _seed_part(md).splitlines():
+    for ln in _reference_part(md).splitlines():
         if not ln.startswith("| ") or ln.startswith("| Game |"):
             continue
         cells = [c.strip() for c in unlinked(ln)[2:-2].split(" | ")]
@@ -300,50 +303,52 @@ def _unmarked(cell: str) -> str:
     return re.sub(r" [⁰¹²³⁴⁵⁶⁷⁸⁹]+", "", cell)
 
 
-def test_seed_table_has_a_row_per_published_number_under_its_system(md):
-    rows = _seed_rows(md)
-    assert len(rows) == len(SEED_NUMBERS) and all(len(r) == len(SEED_TABLE_HEADER) for r in rows)
-    part = _seed_part(md)
-    for seed, system in SYSTEMS.items():  # each reference system is introduced once, above its own table
-        assert part.count(f"\n### Seed {seed}: {system.title}\n\n{system.what}\n") == 1
+def test_reference_table_has_a_row_per_published_number_under_its_system(md):
+    rows = _reference_rows(md)
+    assert len(rows) == len(REFERENCE_NUMBERS) and all(len(r) == len(REFERENCE_TABLE_HEADER) for r in rows)
+    part = _reference_part(md)
+    for key, system in SYSTEMS.items():  # each reference system is introduced once, above its own table
+        assert part.count(f"\n### Reference system {key}: {system.title}\n\n{system.what}\n") == 1
     three = [r for r in rows if r[0] == "dots_and_boxes_2x2" and r[2] == "random, combined" and "99.99%" in r[3]]
     assert len(three) == 1 and three[0][4].count("`dots_and_boxes_2x2_seed001_") == 3  # all three in one cell
 
 
-def test_seed_table_says_each_note_once_and_every_marker_has_its_note(md):
-    part = _seed_part(md)
+def test_reference_table_says_each_note_once_and_every_marker_has_its_note(md):
+    part = _reference_part(md)
     notes = re.findall(r"^(\d+)\. (.*)$", part, re.M)
     texts = [t for _, t in notes]
     assert [int(k) for k, _ in notes] == list(range(1, len(notes) + 1)) and len(set(texts)) == len(texts)
-    assert sum(t.startswith("Protocol: ") for t in texts) == len({(n.protocol, n.our_choice) for n in SEED_NUMBERS})
+    protocols = {(n.protocol, n.our_choice) for n in REFERENCE_NUMBERS}
+    assert sum(t.startswith("Protocol: ") for t in texts) == len(protocols)
     digits = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
     marks = {int(m.translate(digits)) for m in re.findall(r" ([⁰¹²³⁴⁵⁶⁷⁸⁹]+)", part)}
     assert marks == set(range(1, len(notes) + 1))
-    for n in SEED_NUMBERS:  # protocols and reasons, each printed once, however many rows they apply to
+    for n in REFERENCE_NUMBERS:  # protocols and reasons, each printed once, however many rows they apply to
         assert md.count(protocol_note(n)) == 1, n.protocol
         assert not n.reason or md.count(n.reason) <= 1, n.reason
     assert "homework" not in part.lower().replace("homework assignment (\"homework 4\"", "")  # explained once
 
 
 def test_a_reason_shared_by_many_rows_is_one_note(results, tmp_path):
-    """Seed 001's three 2x2 reproductions, each short of every published figure: 9 verdicts, one reason."""
-    from boardrl.report.seeds import SEED_NUMBERS
+    """Reference system 001's three 2x2 reproductions, each short of every published figure: 9 verdicts, one reason."""
+    from boardrl.report.reference_systems import REFERENCE_NUMBERS
 
-    reason = next(n.reason for n in SEED_NUMBERS if n.seed == "001" and n.reason)
+    reason = next(n.reason for n in REFERENCE_NUMBERS if n.system == "001" and n.reason)
     for exp_id in ("dots_and_boxes_2x2_seed001_100", "dots_and_boxes_2x2_seed001_1k", "dots_and_boxes_2x2_seed001_10k"):
         write_train(results, exp_id, "dots_and_boxes_2x2", 0, ["random"], budget=100)
         write_json(results / "eval" / f"{exp_id}.json", dab_eval(exp_id, 0.02))
     build_report(results, tmp_path / "reports")
     md = (tmp_path / "reports" / "report.md").read_text()
     assert md.count(reason) == 1
-    (number,) = [k for k, t in re.findall(r"^(\d+)\. (.*)$", _seed_part(md), re.M) if reason in t]
+    (number,) = [k for k, t in re.findall(r"^(\d+)\. (.*)$", _reference_part(md), re.M) if reason in t]
     mark = " " + number.translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    rows = [r for r in _seed_rows(md) if r[0] == "dots_and_boxes_2x2" and not r[3].startswith(("win >=", "W+D >="))]
+    rows = [r for r in _reference_rows(md)
+            if r[0] == "dots_and_boxes_2x2" and not r[3].startswith(("win >=", "W+D >="))]
     assert len(rows) == 3 and all(r[4].count("→ not reached" + mark) == 3 for r in rows)
 
 
-def test_seed_table_sets_our_best_of_the_same_kind_beside_a_seed_row(md):
-    rows = _seed_rows(md)
+def test_reference_table_sets_our_best_of_the_same_kind_beside_a_reference_row(md):
+    rows = _reference_rows(md)
     exp03 = next(r for r in rows if r[3].startswith('"almost perfect"'))
     assert exp03[:3] == ["tictactoe", "tabular Q-learning, self-play (70,000 episodes)", "random, as first"]
     assert exp03[4] == "`tictactoe_seed000_exp03`: not run yet"  # its reproduction is missing
@@ -357,15 +362,15 @@ def test_seed_table_sets_our_best_of_the_same_kind_beside_a_seed_row(md):
     assert uci == [f"random, as first, from UCI {lab} positions" for lab in ("win", "draw", "loss")]
 
 
-def test_seed_table_never_sets_another_kind_beside_a_seed_row(md):
-    rows = _seed_rows(md)
-    assert all(f"`{C4}`" not in " ".join(r) for r in rows)  # a tabular Connect 4 agent: no seed row of its kind
+def test_reference_table_never_sets_another_kind_beside_a_reference_row(md):
+    rows = _reference_rows(md)
+    assert all(f"`{C4}`" not in " ".join(r) for r in rows)  # a tabular Connect 4 agent: no reference row of its kind
     neural = [r for r in rows if "DQ," in r[1] or "conv net" in r[1] or "TD(lambda)" in r[1]]
     tabular_ids = {f"`{i}`" for i in (TTT, SLOW, DAB, C4)}
     assert neural and not any(cell.split(" (")[0].split(":")[0] in tabular_ids for r in neural for cell in r[4:])
     # the synthetic tree has no neural experiment: each neural row names its own or none, and says so
     assert all(r[4].endswith("not run yet") or r[4].startswith("none yet") for r in neural)
-    kinds = {n.agent: n.kind for n in SEED_NUMBERS}
+    kinds = {n.agent: n.kind for n in REFERENCE_NUMBERS}
     for r in rows:
         for cell in r[4:]:
             m = re.match(r"`([a-z0-9_]+)`", cell)
@@ -373,8 +378,8 @@ def test_seed_table_never_sets_another_kind_beside_a_seed_row(md):
                 assert LEARNER_KINDS["tabular_q"] == kinds[r[1].rsplit(" (", 1)[0]]
 
 
-def test_seed_table_compares_a_baseline_only_with_our_baseline(md):
-    rows = [r for r in _seed_rows(md) if r[1] == "Random player (baseline)"]
+def test_reference_table_compares_a_baseline_only_with_our_baseline(md):
+    rows = [r for r in _reference_rows(md) if r[1] == "Random player (baseline)"]
     assert [r[2] for r in rows] == ["random, as first", "random, as second"]
     first, second = (r[4] for r in rows)
     assert rows[0][5] == "-"
@@ -389,10 +394,10 @@ def test_check_kind_refuses_an_experiment_of_another_kind():
     from boardrl.report.comparison import check_kind
     from boardrl.report.results import Experiment
 
-    row = next(n for n in SEED_NUMBERS if n.kind == "neural" and n.game == "tictactoe")
+    row = next(n for n in REFERENCE_NUMBERS if n.kind == "neural" and n.game == "tictactoe")
     tabular = Experiment(id="x", game="tictactoe", learner="tabular_q", profile=None, unit="games", budget=1,
                          seeds={})
-    with pytest.raises(BoardRLError, match="cannot stand beside seed 00.'s"):
+    with pytest.raises(BoardRLError, match="cannot stand beside reference system 00.'s"):
         check_kind(row, tabular)
 
 
@@ -402,7 +407,7 @@ def test_every_learner_has_a_kind():
     assert set(learner_names()) <= set(LEARNER_KINDS)
 
 
-def test_tournament_section_sets_the_seed_beside_ours(md):
+def test_tournament_section_sets_the_published_round_robin_beside_ours(md):
     part = md.split("## Round robins of fixed players", 1)[1]
     assert f"### {BASELINE} (tictactoe)" in part and "| `random` | 5914-2878 (1208 draws) |" in part
 

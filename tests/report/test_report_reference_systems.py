@@ -1,4 +1,4 @@
-"""The seeds' published numbers as data: every row points at a real game, opponent and seat of ours."""
+"""The reference systems' published numbers as data: every row points at a real game, opponent and seat of ours."""
 
 from __future__ import annotations
 
@@ -11,40 +11,42 @@ from boardrl.agents import agent_names
 from boardrl.games import make_game
 from boardrl.report import html, markdown
 from boardrl.report.document import Bullets, Span, Table, text
-from boardrl.report.seeds import DEVIATIONS, SEED_NUMBERS
+from boardrl.report.reference_systems import DEVIATIONS, REFERENCE_NUMBERS
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_row_names_a_real_game_opponent_and_seat():
-    for n in SEED_NUMBERS:
+    for n in REFERENCE_NUMBERS:
         game = make_game(n.game)
         assert n.seat in ("as_first", "as_second", "combined"), n
         if n.opponent is not None:
             name = n.opponent.partition(":")[0]
             assert name in agent_names(game), (n.game, n.opponent)
         assert (n.metric == "uci_win") == (n.uci_label is not None), n
-        assert n.published and n.source.startswith("SEEDS.md seed " + n.seed), n
+        assert n.published and n.source.startswith("SEEDS.md seed " + n.system), n
 
 
 def test_reproductions_are_experiment_ids_or_tournaments_of_params_yaml():
     import yaml
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    named = {r for n in SEED_NUMBERS for r in n.reproduction}
+    named = {r for n in REFERENCE_NUMBERS for r in n.reproduction}
     for ref in named:
         if ref.startswith("tournament:"):
             assert ref.removeprefix("tournament:") in params["tournaments"], ref
-    assert all(kind in ("tabular", "neural", "alphazero", "baseline") for kind in {n.kind for n in SEED_NUMBERS})
-    assert all(n.kind == "baseline" for n in SEED_NUMBERS if any(r.startswith("tournament:") for r in n.reproduction))
+    assert all(kind in ("tabular", "neural", "alphazero", "baseline") for kind in {n.kind for n in REFERENCE_NUMBERS})
+    assert all(n.kind == "baseline" for n in REFERENCE_NUMBERS
+               if any(r.startswith("tournament:") for r in n.reproduction))
 
 
-def test_rows_cover_every_seed_and_its_headlines():
-    assert {n.seed for n in SEED_NUMBERS} == {"000", "001", "002", "003", "004"}
-    keys = [(n.seed, n.game, n.agent, n.protocol, n.opponent, n.seat, n.metric, n.uci_label) for n in SEED_NUMBERS]
+def test_rows_cover_every_reference_system_and_its_headlines():
+    assert {n.system for n in REFERENCE_NUMBERS} == {"000", "001", "002", "003", "004"}
+    keys = [(n.system, n.game, n.agent, n.protocol, n.opponent, n.seat, n.metric, n.uci_label)
+            for n in REFERENCE_NUMBERS]
     assert len(set(keys)) == len(keys)  # no figure twice
-    pub = {(n.seed, n.game, n.agent, n.opponent, n.seat, n.metric): n for n in SEED_NUMBERS}
-    # seed 002 prints agent W / opponent W / tie: 93.17 / 0.20 / 6.63 becomes W / D / L 93.17 / 6.63 / 0.20
+    pub = {(n.system, n.game, n.agent, n.opponent, n.seat, n.metric): n for n in REFERENCE_NUMBERS}
+    # reference system 002 prints agent W / opponent W / tie: 93.17 / 0.20 / 6.63 becomes W / D / L 93.17 / 6.63 / 0.20
     qt = pub[("002", "tictactoe", "QT, trained vs a second QT (README headline)", "random", "combined", "wdl")]
     assert qt.published == "93.17 / 6.63 / 0.20" and qt.value == pytest.approx(0.9317) and qt.compared == "win"
     assert qt.budget == "200,000 games" and qt.reproduction == ("tictactoe_seed002_qt_vs_qt",)
@@ -53,21 +55,21 @@ def test_rows_cover_every_seed_and_its_headlines():
     mq = pub[("004", "conniption", "MinimaxQ (one table per opponent and seat)", "flip", "as_first", "win")]
     assert mq.published == "100-0 (headline)" and mq.value == 1.0
     assert mq.reproduction == ("conniption_seed004_minimaxq_flip",)
-    adv = pub[("001", "dots_and_boxes_3x3", "Q-table (seed's rewards: +1 per box, +5 win, −1 loss), self-play",
+    adv = pub[("001", "dots_and_boxes_3x3", "Q-table (rewards: +1 per box, +5 win, −1 loss), self-play",
                "advanced", "combined", "win_draw")]
     assert adv.published == "W+D >= 25%" and adv.threshold and adv.our_choice
-    uci = sorted(n.published for n in SEED_NUMBERS if n.metric == "uci_win")
+    uci = sorted(n.published for n in REFERENCE_NUMBERS if n.metric == "uci_win")
     assert uci == ["90% (45% before training)", "92% (50% before training)", "94% (56% before training)"]
-    assert all(n.kind == "neural" for n in SEED_NUMBERS if n.metric == "uci_win")
+    assert all(n.kind == "neural" for n in REFERENCE_NUMBERS if n.metric == "uci_win")
 
 
-def test_seed004_benchmark_is_the_seeds_table():
-    from boardrl.report.seeds import SEED004_BENCHMARK
+def test_system004_benchmark_is_the_published_table():
+    from boardrl.report.reference_systems import SYSTEM004_BENCHMARK
 
-    assert len(SEED004_BENCHMARK) == 25
-    flip_second = sum(SEED004_BENCHMARK[(a, "flip")][1] for a in ("hybrid", "cells", "sols", "conniption_random"))
+    assert len(SYSTEM004_BENCHMARK) == 25
+    flip_second = sum(SYSTEM004_BENCHMARK[(a, "flip")][1] for a in ("hybrid", "cells", "sols", "conniption_random"))
     assert flip_second == 391  # SEEDS.md: Flip as P2 won 391 of 400
-    assert SEED004_BENCHMARK[("conniption_random", "conniption_random")] == (60, 40)
+    assert SYSTEM004_BENCHMARK[("conniption_random", "conniption_random")] == (60, 40)
 
 
 def test_deviations_point_at_existing_modules():

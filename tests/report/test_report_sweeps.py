@@ -40,9 +40,9 @@ def sweeps_section(md: str) -> str:
 
 
 def test_section_lists_the_sweep_after_the_reference_systems(md):
-    from boardrl.report.build import SEEDS_TITLE
+    from boardrl.report.build import REFERENCE_TITLE
 
-    assert md.index("\n## Experiments\n") < md.index(f"\n## {SEEDS_TITLE}\n") < md.index("\n## Sweeps\n")
+    assert md.index("\n## Experiments\n") < md.index(f"\n## {REFERENCE_TITLE}\n") < md.index("\n## Sweeps\n")
     sec = sweeps_section(md)
     run = run_id("sweep", TTT, 0)
     row = next(ln for ln in sec.splitlines() if ln.startswith(f"| [`{SWEEP}`][r"))

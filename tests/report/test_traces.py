@@ -1,4 +1,4 @@
-"""Q-value traces (seed 000 exp 01/02): convergence episode, summary and figure, from hand-made rows."""
+"""Q-value traces (reference system 000, exp 01/02): convergence episode, summary and figure, from hand-made rows."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from matplotlib.figure import Figure
 
 from boardrl.report.results import ReportError
 from boardrl.report.traces import (
-    SEED000_S0_TARGETS, convergence_episode, read_trace, series, trace_figure, trace_summary,
+    SYSTEM000_S0_TARGETS, convergence_episode, read_trace, series, trace_figure, trace_summary,
 )
 
 TARGETS = {"1": -1.0, "9": 1.0}
@@ -66,7 +66,7 @@ def test_seed000_targets_are_s0s_game_values():
         child = ttt.play(s0, a)
         return ttt.returns(child)[0] if ttt.is_over(child) else -referee.value(child)
 
-    assert {ttt.format_move(a): q(a) for a in ttt.legal_actions(s0)} == SEED000_S0_TARGETS
+    assert {ttt.format_move(a): q(a) for a in ttt.legal_actions(s0)} == SYSTEM000_S0_TARGETS
 
 
 def test_figure_draws_one_line_per_action_and_marks_convergence():

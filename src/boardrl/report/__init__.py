@@ -2,7 +2,8 @@
 
 ``build_report(results_dir, out_dir)`` reads ``results/`` (layout and checks in ``report/results.py``: one
 experiment id, one or more training seeds) and writes ``report.md``, ``index.html`` and ``figures/*.png``.
-``report/seeds.py`` holds every number the seeds published, which the report prints beside ours.
+``report/reference_systems.py`` holds every number the reference systems published, which the report prints beside
+ours.
 ``report/sweeps.py`` reads ``results/sweeps/<id>/`` (Optuna sweeps) for the report's "Sweeps" section.
 
 ``build_report`` is imported on first use: ``boardrl.report.results`` (the one reader of the curve TSV and the

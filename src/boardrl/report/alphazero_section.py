@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from boardrl.report.document import Block, Bullets, Heading, Inline, Paragraph, Span, Table, text
 from boardrl.report.links import Links, pct, rate_with_ci, with_ci
+from boardrl.report.reference_systems import BEST, LEARNER_KINDS, REFERENCE_NUMBERS, SYSTEM004_OPPONENTS
 from boardrl.report.results import Experiment, SeedResult, finite
 from boardrl.report.sections import SEAT_NAMES, budget_text
-from boardrl.report.seeds import BEST, LEARNER_KINDS, SEED004_OPPONENTS, SEED_NUMBERS
 
 if TYPE_CHECKING:
     from boardrl.config import Params
@@ -30,10 +30,10 @@ TITLE = "AlphaZero: search and its network"
 KIND = "alphazero"
 PLAYED_SEATS = ("as_first", "as_second")
 COUNTS = {"win": "wins", "draw": "draws", "loss": "losses"}
-#: Our AlphaZero experiments, listed (as "not run") even before they have results: the seeds' reproductions,
-#: then our best of each game.
+#: Our AlphaZero experiments, listed (as "not run") even before they have results: the reference systems'
+#: reproductions, then our best of each game.
 EXPECTED: tuple[str, ...] = tuple(dict.fromkeys(
-    [r for n in SEED_NUMBERS if n.kind == KIND for r in n.reproduction]
+    [r for n in REFERENCE_NUMBERS if n.kind == KIND for r in n.reproduction]
     + [exp_id for (_, kind), exp_id in BEST.items() if kind == KIND]))
 
 Check = Callable[[SeedResult], str]
@@ -141,8 +141,8 @@ TARGETS: dict[str, tuple[Target, ...]] = {
                  Target("optimal-move rate at least 90%", optimal_share(0.9))),
     "dots_and_boxes_3x3": (Target("wins at least 80% against advanced (both seats together)",
                                   combined_wins("advanced", 0.8)),),
-    "conniption": (Target("beats every seed-004 player (" + ", ".join(SEED004_OPPONENTS) + ") in each seat "
-                          "(more than half the games won)", majority(*SEED004_OPPONENTS)),),
+    "conniption": (Target("beats every player of reference system 004 (" + ", ".join(SYSTEM004_OPPONENTS)
+                          + ") in each seat (more than half the games won)", majority(*SYSTEM004_OPPONENTS)),),
 }
 
 
@@ -332,7 +332,7 @@ def alphazero_blocks(exps: list[Experiment], links: Links, params: Params | None
         "against perfect and 100% optimal moves; Connect 4 the majority against tactical in each seat (default "
         "profile), against maxmin and mcts:simulations=1000 (full profile) and at least 90% optimal moves; Dots "
         "and Boxes 3x3 at least 80% wins against advanced; Conniption more than half the games against each "
-        "seed-004 player in each seat."))
+        "player of reference system 004 in each seat."))
     return [Heading(2, TITLE), intro, *(b for i in ids for b in experiment_section(i, found.get(i), links, params))]
 
 

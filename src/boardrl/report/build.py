@@ -25,21 +25,21 @@ import boardrl.report.headline as headline
 import boardrl.report.html as html
 import boardrl.report.markdown as markdown
 from boardrl.report.alphazero_section import alphazero_section
-from boardrl.report.comparison import seed_blocks
+from boardrl.report.comparison import reference_blocks
 from boardrl.report.document import (INDEX, Block, Bullets, Heading, Inline, Page, Paragraph, Ref, Span, Table,
                                      anchors, page_file, text)
 from boardrl.report.links import DEFAULT_UI, Links, commit_count
+from boardrl.report.reference_systems import DEVIATIONS
 from boardrl.report.reproducibility import reproducibility_blocks
 from boardrl.report.results import Experiment, ReportError, load_results, load_tournaments
 from boardrl.report.sections import (experiment_blocks, experiments_table, optimal_blocks, profile_blocks,
                                      provenance_table)
-from boardrl.report.seeds import DEVIATIONS
 from boardrl.report.sweeps import Sweep, load_sweeps, sweep_blocks
 from boardrl.report.tournaments import tournament_blocks
 from boardrl.report.traces_section import trace_cells
 
 TITLE = "boardrl: results"
-SEEDS_TITLE = "Reference systems: their published numbers beside ours"
+REFERENCE_TITLE = "Reference systems: their published numbers beside ours"
 
 
 def shown_path(path: Path, project: Path) -> str:
@@ -135,10 +135,10 @@ def _game_links(exps: list[Experiment]) -> Inline:
     return spans
 
 
-def seeds_intro() -> Paragraph:
+def reference_intro() -> Paragraph:
     return Paragraph(text(
         "The reference systems are the five earlier systems this project reproduces and must beat (called seeds "
-        "in the code, in params.yaml and in ../shared/SEEDS.md). Beside each figure one of them published (hover "
+        "in experiment ids, in params.yaml and in ../shared/SEEDS.md). Beside each figure one of them published (hover "
         "it for its source) stand two of ours on its protocol: the reproduction (the same kind of learner with "
         "the system's rules, rewards and budget) and our best agent of that kind on that game, each with its "
         "training budget. Ours pools the games of every evaluated training seed, with a 95% interval (Wilson for "
@@ -149,6 +149,11 @@ def seeds_intro() -> Paragraph:
         "Numbered notes give each protocol and each reason once; a blank game or system repeats the row above."))
 
 
+def deviation_of(system: str) -> str:
+    """A deviation's lead: ``Reference system 000, `` or, for ``all``, ``All reference systems, ``."""
+    return "All reference systems, " if system == "all" else f"Reference system {system}, "
+
+
 def index_page(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: Path | None,
                sweeps: list[Sweep], project: Path | None, tournaments: dict[str, dict[str, Any]]) -> Page:
     """The report's first page: header, contents, headline, every experiment, and the sections across games."""
@@ -157,9 +162,9 @@ def index_page(exps: list[Experiment], links: Links, fig_dir: Path, data_summary
     body: list[Block] = [
         Heading(2, "Headline"), *headline.report_blocks(headline.headline(exps), links.experiment),
         Heading(2, "Experiments"), experiments_table(exps, links),
-        Heading(2, SEEDS_TITLE), seeds_intro(), *seed_blocks(exps, tournaments, links, trace_cells),
+        Heading(2, REFERENCE_TITLE), reference_intro(), *reference_blocks(exps, tournaments, links, trace_cells),
         Heading(2, "Where we deliberately differ from the reference systems"),
-        Bullets([[Span(f"Seed {d.seed}, "), Span(d.where, code=True), Span(": " + d.what)] for d in DEVIATIONS]),
+        Bullets([[Span(deviation_of(d.system)), Span(d.where, code=True), Span(": " + d.what)] for d in DEVIATIONS]),
         *alphazero_section(exps, links, project),
         *sweep_blocks(sweeps, exps, links, fig_dir),
         *tournament_blocks(tournaments, links),

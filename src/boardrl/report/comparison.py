@@ -1,17 +1,18 @@
-"""The seed table: each published figure beside the experiment that reproduces that system, and our best of its kind.
+"""The reference systems' tables: each published figure beside the experiment that reproduces that system, and our
+best of its kind.
 
-Why this shape (issue: an honest seed table): a seed's figure may stand only beside the same kind of system on
-the same protocol.  So each row (a ``SeedNumber``) shows
+Why this shape (issue "an honest seed table"): a reference system's figure may stand only beside the same kind
+of system on the same protocol.  So each row (a ``ReferenceNumber``) shows
 
-* **reproduction**: the experiment(s) ``SeedNumber.reproduction`` names, which reproduce that very system on the
-  seed's protocol and budget, or "none yet";
-* **best**: our best experiment of the same kind on the same game (``seeds.BEST``), on the same protocol;
-* both training budgets (the seed's and ours), and a **verdict** per comparison: "reproduced" (for our best:
+* **reproduction**: the experiment(s) ``ReferenceNumber.reproduction`` names, which reproduce that very system on
+  the system's protocol and budget, or "none yet";
+* **best**: our best experiment of the same kind on the same game (``reference_systems.BEST``), on the same protocol;
+* both training budgets (the system's and ours), and a **verdict** per comparison: "reproduced" (for our best:
   "level") when the published figure lies inside our 95% interval, "beaten" when our whole interval is better, "not reached" when
-  it is worse (a seed's pass mark: "passes" / "fails"), with the reason where a protocol difference or a fixed
-  seed bug explains it.
+  it is worse (a system's pass mark: "passes" / "fails"), with the reason where a protocol difference or a fixed
+  bug of the system explains it.
 
-Why compact (issue 38): one table per reference system, introduced once (``seeds.SYSTEMS``); a row per
+Why compact (issue 38): one table per reference system, introduced once (``reference_systems.SYSTEMS``); a row per
 published figure, its game and system printed only where they change; protocols and reasons in numbered notes,
 each text said once and its number reused (``Notes``), instead of a paragraph repeated in every row.
 
@@ -31,9 +32,9 @@ from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import wilson_interval, z_for
 from boardrl.report.document import Block, Bullets, Heading, Inline, Paragraph, Span, Table, text
 from boardrl.report.links import Links
+from boardrl.report.reference_systems import BEST, LEARNER_KINDS, REFERENCE_NUMBERS, SYSTEMS, ReferenceNumber
 from boardrl.report.results import Experiment, finite
 from boardrl.report.sections import SEAT_NAMES, budget_text
-from boardrl.report.seeds import BEST, LEARNER_KINDS, SEED_NUMBERS, SYSTEMS, SeedNumber
 
 Z95 = z_for(0.95)
 TOURNAMENT = "tournament:"
@@ -76,7 +77,7 @@ def _counts(stats: dict[str, Any]) -> tuple[int, int, int]:
     return tuple(int(round((finite(stats.get(k)) or 0.0) * games)) for k in ("win", "draw", "loss"))  # type: ignore
 
 
-def pooled_experiment(n: SeedNumber, e: Experiment) -> Pooled | None:
+def pooled_experiment(n: ReferenceNumber, e: Experiment) -> Pooled | None:
     """Our counts on row ``n``'s protocol, pooled over the evaluated seeds of ``e``; None when none has them."""
     blocks = []
     for s in e.evaluated.values():
@@ -92,8 +93,8 @@ def pooled_experiment(n: SeedNumber, e: Experiment) -> Pooled | None:
     return Pooled(w, d, l, len(blocks), blocks[0][1])
 
 
-def pooled_tournament(n: SeedNumber, t: dict[str, Any]) -> Pooled | None:
-    """The seed agent's side of a baseline round robin: the pairing of its first agent against the opponent."""
+def pooled_tournament(n: ReferenceNumber, t: dict[str, Any]) -> Pooled | None:
+    """The reference agent's side of a baseline round robin: the pairing of its first agent against the opponent."""
     me = t["agents"][0]
     first, second = (me, n.opponent) if n.seat == "as_first" else (n.opponent, me)
     for p in t["pairings"]:
@@ -107,7 +108,7 @@ def pooled_tournament(n: SeedNumber, t: dict[str, Any]) -> Pooled | None:
 DIFFERENT = ("beaten", "not reached")
 
 
-def verdict(n: SeedNumber, lo: float, hi: float, value: float, *, best: bool = False) -> str:
+def verdict(n: ReferenceNumber, lo: float, hi: float, value: float, *, best: bool = False) -> str:
     """Where the published figure sits against our interval (see the module docstring); the reason, where one
     explains a difference, is a note of its own (``Notes``)."""
     if n.value is None:
@@ -115,7 +116,7 @@ def verdict(n: SeedNumber, lo: float, hi: float, value: float, *, best: bool = F
     lower_better = n.compared == "loss"
     if n.threshold:
         ok = value <= n.value + EDGE if lower_better else value >= n.value - EDGE
-        return "passes the seed's mark" if ok else "fails the seed's mark"
+        return "passes the system's mark" if ok else "fails the system's mark"
     if lo - EDGE <= n.value <= hi + EDGE:
         return "level" if best else "reproduced"
     better = n.value > hi if lower_better else n.value < lo
@@ -126,7 +127,7 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 class Notes:
-    """The seed tables' numbered notes: each text gets one number, reused by every row it applies to."""
+    """The reference systems' tables' numbered notes: each text gets one number, reused by every row it applies to."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
@@ -143,16 +144,16 @@ class Notes:
         return [Bullets([text(t) for t in new], start=start)] if new else []
 
 
-def protocol_note(n: SeedNumber) -> str:
-    return f"Protocol: {n.protocol}" + ("; our choice, the seed does not state it" if n.our_choice else "") + "."
+def protocol_note(n: ReferenceNumber) -> str:
+    return f"Protocol: {n.protocol}" + ("; our choice, the system does not state it" if n.our_choice else "") + "."
 
 
-def reason_note(n: SeedNumber) -> str:
+def reason_note(n: ReferenceNumber) -> str:
     return f"Why ours differs: {n.reason}."
 
 
-def figure_text(n: SeedNumber, p: Pooled) -> str:
-    """Our pooled figure printed as the seed printed its own, with the compared measure's interval."""
+def figure_text(n: ReferenceNumber, p: Pooled) -> str:
+    """Our pooled figure printed as the system printed its own, with the compared measure's interval."""
     what = n.compared or "win"
     value, lo, hi = p.measure(what)
     label = {"win": "win", "win_draw": "W+D", "loss": "loss", "score": "score"}[what]
@@ -165,18 +166,18 @@ def figure_text(n: SeedNumber, p: Pooled) -> str:
     return f"{shown} ({games})"
 
 
-def check_kind(n: SeedNumber, e: Experiment) -> None:
-    """Refuse to set an experiment beside a seed row of another kind or game (a bug in seeds.py)."""
+def check_kind(n: ReferenceNumber, e: Experiment) -> None:
+    """Refuse to set an experiment beside a reference row of another kind or game (a bug in reference_systems.py)."""
     kind = LEARNER_KINDS.get(e.learner)
     if kind != n.kind or e.game != n.game:
-        raise BoardRLError(f"seed table: experiment {e.id!r} ({e.game}, {kind or 'unknown kind'}) cannot stand "
-                           f"beside seed {n.seed}'s {n.agent!r} ({n.game}, {n.kind})")
+        raise BoardRLError(f"reference systems' table: experiment {e.id!r} ({e.game}, {kind or 'unknown kind'}) "
+                           f"cannot stand beside reference system {n.system}'s {n.agent!r} ({n.game}, {n.kind})")
 
 
-Trace = Callable[[SeedNumber, Experiment], tuple[str, str] | None]
+Trace = Callable[[ReferenceNumber, Experiment], tuple[str, str] | None]
 
 
-def judged(n: SeedNumber, p: Pooled, links: Links, notes: Notes, best: bool) -> Inline:
+def judged(n: ReferenceNumber, p: Pooled, links: Links, notes: Notes, best: bool) -> Inline:
     """Our pooled figure, linked to its run, and the verdict, with the note of its reason where it has one."""
     value, lo, hi = p.measure(n.compared or "win")
     said = verdict(n, lo, hi, value, best=best)
@@ -184,7 +185,7 @@ def judged(n: SeedNumber, p: Pooled, links: Links, notes: Notes, best: bool) -> 
     return [links.number(figure_text(n, p), p.prov), Span(f" → {said}"), *why]
 
 
-def _ours(n: SeedNumber, e: Experiment | None, exp_id: str, links: Links, notes: Notes, *, best: bool,
+def _ours(n: ReferenceNumber, e: Experiment | None, exp_id: str, links: Links, notes: Notes, *, best: bool,
           trace: Trace) -> Inline:
     """One experiment of ours on row ``n``: its id (linked to its section), budget, figure and verdict."""
     if e is None:
@@ -198,7 +199,7 @@ def _ours(n: SeedNumber, e: Experiment | None, exp_id: str, links: Links, notes:
     return [*who, *(judged(n, p, links, notes, best) if p else text("not evaluated on this protocol"))]
 
 
-def _tournament(n: SeedNumber, ref: str, tournaments: dict[str, dict[str, Any]], links: Links,
+def _tournament(n: ReferenceNumber, ref: str, tournaments: dict[str, dict[str, Any]], links: Links,
                 notes: Notes) -> Inline:
     tid = ref.removeprefix(TOURNAMENT)
     t = tournaments.get(tid)
@@ -207,7 +208,7 @@ def _tournament(n: SeedNumber, ref: str, tournaments: dict[str, dict[str, Any]],
     return [*who, *(judged(n, p, links, notes, False) if p else text("not run yet"))]
 
 
-def _no_trace(n: SeedNumber, e: Experiment) -> None:
+def _no_trace(n: ReferenceNumber, e: Experiment) -> None:
     return None
 
 
@@ -218,9 +219,9 @@ def _joined(parts: list[Inline]) -> Inline:
     return out
 
 
-def reproduction_cell(n: SeedNumber, exps: dict[str, Experiment], tournaments: dict[str, dict[str, Any]],
+def reproduction_cell(n: ReferenceNumber, exps: dict[str, Experiment], tournaments: dict[str, dict[str, Any]],
                       links: Links, notes: Notes, trace: Trace = _no_trace) -> Inline:
-    """Every reproduction of ``n`` (several when the seed reported one figure for several budgets)."""
+    """Every reproduction of ``n`` (several when the system reported one figure for several budgets)."""
     if not n.reproduction:
         return text(f"none yet (no {n.kind} reproduction)")
     return _joined([_tournament(n, ref, tournaments, links, notes) if ref.startswith(TOURNAMENT)
@@ -228,23 +229,23 @@ def reproduction_cell(n: SeedNumber, exps: dict[str, Experiment], tournaments: d
                     for ref in n.reproduction])
 
 
-def best_cell(n: SeedNumber, exps: dict[str, Experiment], links: Links, notes: Notes,
+def best_cell(n: ReferenceNumber, exps: dict[str, Experiment], links: Links, notes: Notes,
               trace: Trace = _no_trace) -> Inline:
-    """Our best of ``n``'s kind on its game; "-" for a baseline or a Q-value trace (a property of the seed's run
-    from its position s0, not of an agent)."""
+    """Our best of ``n``'s kind on its game; "-" for a baseline or a Q-value trace (a property of the system's
+    run from its position s0, not of an agent)."""
     best_id = BEST.get((n.game, n.kind)) if n.kind != "baseline" and n.metric != "trace" else None
     if best_id is None:
         return text("-")
     return _ours(n, exps.get(best_id), best_id, links, notes, best=True, trace=trace)
 
 
-SEED_TABLE_HEADER = ["Game", "System (its budget)", "Opponent, seat", "Published", "Our reproduction: ours → verdict",
-                     "Our best of its kind: ours → verdict"]
+REFERENCE_TABLE_HEADER = ["Game", "System (its budget)", "Opponent, seat", "Published",
+                          "Our reproduction: ours → verdict", "Our best of its kind: ours → verdict"]
 
 
-def seed_row(n: SeedNumber, before: SeedNumber | None, exps: dict[str, Experiment],
-             tournaments: dict[str, dict[str, Any]], links: Links, notes: Notes, trace: Trace = _no_trace
-             ) -> list[Inline]:
+def reference_row(n: ReferenceNumber, before: ReferenceNumber | None, exps: dict[str, Experiment],
+                  tournaments: dict[str, dict[str, Any]], links: Links, notes: Notes, trace: Trace = _no_trace
+                  ) -> list[Inline]:
     """One published figure; its game and system are left blank where the row above ``before`` has them."""
     same_game = before is not None and before.game == n.game
     same_system = same_game and (before.agent, before.budget) == (n.agent, n.budget)
@@ -256,25 +257,26 @@ def seed_row(n: SeedNumber, before: SeedNumber | None, exps: dict[str, Experimen
             reproduction_cell(n, exps, tournaments, links, notes, trace), best_cell(n, exps, links, notes, trace)]
 
 
-def seed_table(seed: str, exps: dict[str, Experiment], tournaments: dict[str, dict[str, Any]], links: Links,
-               notes: Notes, trace: Trace = _no_trace) -> Table:
-    """Every published figure of reference system ``seed``, in SEEDS.md's order."""
+def reference_table(system: str, exps: dict[str, Experiment], tournaments: dict[str, dict[str, Any]],
+                    links: Links, notes: Notes, trace: Trace = _no_trace) -> Table:
+    """Every published figure of reference system ``system``, in SEEDS.md's order."""
     rows, before = [], None
-    for n in (n for n in SEED_NUMBERS if n.seed == seed):
-        rows.append(seed_row(n, before, exps, tournaments, links, notes, trace))
+    for n in (n for n in REFERENCE_NUMBERS if n.system == system):
+        rows.append(reference_row(n, before, exps, tournaments, links, notes, trace))
         before = n
-    return Table(SEED_TABLE_HEADER, rows)
+    return Table(REFERENCE_TABLE_HEADER, rows)
 
 
-def seed_blocks(exps: list[Experiment], tournaments: dict[str, dict[str, Any]], links: Links,
-                trace: Trace = _no_trace) -> list[Block]:
+def reference_blocks(exps: list[Experiment], tournaments: dict[str, dict[str, Any]], links: Links,
+                     trace: Trace = _no_trace) -> list[Block]:
     """A subsection per reference system: what it was, its figures beside ours, and the notes it added."""
     by_id = {e.id: e for e in exps}
     notes = Notes()
     out: list[Block] = []
-    for seed in dict.fromkeys(n.seed for n in SEED_NUMBERS):
-        system = SYSTEMS[seed]
+    for key in dict.fromkeys(n.system for n in REFERENCE_NUMBERS):
+        system = SYSTEMS[key]
         start = len(notes.texts) + 1
-        table = seed_table(seed, by_id, tournaments, links, notes, trace)
-        out += [Heading(3, f"Seed {seed}: {system.title}"), Paragraph(text(system.what)), table, *notes.since(start)]
+        table = reference_table(key, by_id, tournaments, links, notes, trace)
+        out += [Heading(3, f"Reference system {key}: {system.title}"), Paragraph(text(system.what)), table,
+                *notes.since(start)]
     return out

@@ -211,11 +211,12 @@ def optimal_rates(groups: list[tuple[str, list[RatePoint]]]) -> Figure:
 
 
 def uci_results(exp: Experiment, seed: int) -> Figure:
-    """Connect 4 from the UCI start positions by label for one seed: seed 000's protocol and the full protocol."""
+    """Connect 4 from the UCI start positions by label for one seed: reference system 000's protocol and the full
+    protocol."""
     uci = exp.seeds[seed].uci
     panels = []
     if uci.get("seed000"):
-        panels.append(("seed 000 protocol: agent first vs random", uci["seed000"]))
+        panels.append(("reference system 000: agent first vs random", uci["seed000"]))
     for seat in SEATS:
         if uci.get("full"):
             panels.append((f"full protocol, {SEAT_LABELS[seat]}", {k: v[seat] for k, v in uci["full"].items()}))

@@ -10,9 +10,9 @@ result figure in README is typed by hand.
 How the choices are made, from the results and the same way on every run:
 
 * **Kinds** (``KINDS``): our learners grouped by how they learn: tabular (``tabular_q``, ``qt``, ``dots_table``,
-  ``seed004_q``), DQN (``dqn``: replay and a target network), value learners (seed 003's afterstate and
-  lambda-return learners ``td0``, ``td_lambda``, ``qnet``, ``dqn_lambda``, which share ``learn/value_selfplay.py``)
-  and AlphaZero.
+  ``seed004_q``), DQN (``dqn``: replay and a target network), value learners (reference system 003's
+  afterstate and lambda-return learners ``td0``, ``td_lambda``, ``qnet``, ``dqn_lambda``, which share
+  ``learn/value_selfplay.py``) and AlphaZero.
 * **Strongest opponent** of a game: of every opponent in the evaluation ladders of that game's experiments, the
   one our agents score least against: the mean over experiments of each one's score (win 1, draw 1/2, pooled
   over its evaluated seeds and both seats).  It is measured rather than declared because the ladders differ
@@ -22,8 +22,9 @@ How the choices are made, from the results and the same way on every run:
   more games, then the id.  A kind whose experiments never met that opponent is judged against the next
   strongest one they met, which its cell names.  The pick looks at the same games it reports, so the best of
   several close agents reads slightly high; the report (``reports/report.md``) shows every experiment.
-* **Reference systems**: for each kind of seed system (``report/seeds.py``), its published figures against the
-  strongest of the opponents it was measured against (by the order above), for the system that did best there.
+* **Reference systems**: for each kind of reference system (``report/reference_systems.py``), its published figures
+  against the strongest of the opponents it was measured against (by the order above), for the system that did
+  best there.
 
 Every figure is pooled over the evaluated training seeds: wins and losses per seat with 95% Wilson intervals
 (``evaluate/stats.py``), and the optimal-move rate judged by the game's exact referee.
@@ -44,8 +45,8 @@ import boardrl.report.markdown as markdown
 from boardrl.evaluate.stats import SeatStats, combine, wilson_interval
 from boardrl.report.document import Block, Inline, Paragraph, Span, Table, text
 from boardrl.report.links import with_ci
+from boardrl.report.reference_systems import REFERENCE_NUMBERS, ReferenceNumber
 from boardrl.report.results import Experiment, ReportError, finite
-from boardrl.report.seeds import SEED_NUMBERS, SeedNumber
 
 START = "<!-- headline:start -->"
 END = "<!-- headline:end -->"
@@ -71,7 +72,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("value", "Value learners", frozenset({"td0", "td_lambda", "qnet", "dqn_lambda"})),
     Kind("alphazero", "AlphaZero", frozenset({"alphazero"})),
 )
-#: The seed systems' kinds (``seeds.Kind``) shown in the reference column, in its order.
+#: The reference systems' kinds (``reference_systems.Kind``) shown in the reference column, in its order.
 REFERENCE_KINDS = {"tabular": "tabular", "neural": "neural", "alphazero": "AlphaZero"}
 
 
@@ -123,9 +124,10 @@ class AgentResult(BaseModel):
 
 
 class ReferenceFigure(BaseModel):
-    """One published figure of a seed system (``report/seeds.py``), as a fraction of the compared measure."""
+    """One published figure of a reference system (``report/reference_systems.py``), as a fraction of the compared
+    measure."""
 
-    seed: str
+    seed: str  # the reference system, 000 to 004 (the key docs/headline.json has always had)
     system: str
     kind: str
     opponent: str
@@ -219,22 +221,22 @@ def agent_result(e: Experiment, opponent: str) -> AgentResult:
                        as_second=SeatResult.of(second), optimal_moves=optimal_rate(e), provenance=prov)
 
 
-def _goodness(n: SeedNumber) -> float:
+def _goodness(n: ReferenceNumber) -> float:
     assert n.value is not None
     return 1.0 - n.value if n.compared == "loss" else n.value
 
 
-def _figure(n: SeedNumber) -> ReferenceFigure:
+def _figure(n: ReferenceNumber) -> ReferenceFigure:
     assert n.value is not None and n.opponent is not None
-    return ReferenceFigure(seed=n.seed, system=n.agent, kind=n.kind, opponent=n.opponent, seat=n.seat,
+    return ReferenceFigure(seed=n.system, system=n.agent, kind=n.kind, opponent=n.opponent, seat=n.seat,
                            measure=n.compared or "win", value=n.value, published=n.published, uci_label=n.uci_label)
 
 
 def reference_figures(game: str, order: list[str]) -> list[ReferenceFigure]:
-    """Per kind of seed system: its figures against its strongest opponent (by ``order``; opponents we never
+    """Per kind of reference system: its figures against its strongest opponent (by ``order``; opponents we never
     met rank last), for the system that did best there."""
     rank = {opp: i for i, opp in enumerate(order)}
-    rows = [n for n in SEED_NUMBERS if n.game == game and n.kind in REFERENCE_KINDS and not n.threshold
+    rows = [n for n in REFERENCE_NUMBERS if n.game == game and n.kind in REFERENCE_KINDS and not n.threshold
             and n.value is not None and n.opponent is not None and n.metric != "trace"]
     out: list[ReferenceFigure] = []
     for kind in REFERENCE_KINDS:
@@ -243,9 +245,9 @@ def reference_figures(game: str, order: list[str]) -> list[ReferenceFigure]:
             continue
         opp = min((n.opponent for n in mine), key=lambda o: rank.get(o or "", len(rank)))
         against = [n for n in mine if n.opponent == opp]
-        systems = list(dict.fromkeys((n.seed, n.agent) for n in against))
-        best = max(systems, key=lambda sys: mean(_goodness(n) for n in against if (n.seed, n.agent) == sys))
-        out += [_figure(n) for n in against if (n.seed, n.agent) == best]
+        systems = list(dict.fromkeys((n.system, n.agent) for n in against))
+        best = max(systems, key=lambda sys: mean(_goodness(n) for n in against if (n.system, n.agent) == sys))
+        out += [_figure(n) for n in against if (n.system, n.agent) == best]
     return out
 
 
@@ -327,8 +329,8 @@ def agent_cell(a: AgentResult | None, row_opponent: str | None, name: Name = cod
 
 
 def _measure_text(f: ReferenceFigure) -> str:
-    """The published figure as its measure: ``score 0.50``, ``L 0%``, ``W 98.45%`` (seeds print at most two
-    decimals of a percentage, so that is all a figure gets)."""
+    """The published figure as its measure: ``score 0.50``, ``L 0%``, ``W 98.45%`` (the reference systems
+    print at most two decimals of a percentage, so that is all a figure gets)."""
     if f.measure == "score":
         return f"score {f.value:.2f}"
     word = {"win": "W", "loss": "L", "win_draw": "W+D"}[f.measure]
@@ -336,7 +338,8 @@ def _measure_text(f: ReferenceFigure) -> str:
 
 
 def reference_cell(figures: list[ReferenceFigure]) -> Inline:
-    """The seed systems' figures, one group per kind: ``tabular: seed 002 QT, ..., against maxmin: combined L 0%``."""
+    """The reference systems' figures, one group per kind: ``tabular: reference system 002 QT, ..., against maxmin:
+    combined L 0%``."""
     parts = []
     for kind, label in REFERENCE_KINDS.items():
         mine = [f for f in figures if f.kind == kind]
@@ -345,7 +348,7 @@ def reference_cell(figures: list[ReferenceFigure]) -> Inline:
         first = mine[0]
         figs = ", ".join(f"{SEAT_WORDS[f.seat]}{f' from UCI {f.uci_label} starts' if f.uci_label else ''} "
                          f"{_measure_text(f)}" for f in mine)
-        parts.append(f"{label}: seed {first.seed} {first.system}, against {first.opponent}: {figs}")
+        parts.append(f"{label}: reference system {first.seed} {first.system}, against {first.opponent}: {figs}")
     return text("; ".join(parts) if parts else "none published")
 
 
@@ -370,8 +373,9 @@ def intro() -> Paragraph:
         "score least against): wins (W) and losses (L) as first and as second, pooled over the evaluated "
         "training seeds, with 95% Wilson intervals, and the share of optimal moves judged by the exact "
         "referee. Best: the highest score against that opponent, then the optimal-move rate. Reference "
-        "systems: the published figures of the seed systems of each kind against their strongest opponent "
-        "(every figure, with its protocol, is in the report's seed table). How the choices are made: ",
+        "systems: the published figures of the reference systems of each kind against their strongest opponent "
+        "(every figure, with its protocol, is in the reference systems' tables of the report). How the choices are "
+        "made: ",
         Span("src/boardrl/report/headline.py", code=True), "."))
 
 

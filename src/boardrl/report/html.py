@@ -3,7 +3,7 @@
 Every heading gets the id GitHub gives it in the Markdown (``document.anchors``), so a link inside the report
 reaches the same heading in both formats.
 
-Why the table rules: the widest tables (the seeds' numbers beside ours: ten columns, long protocols, ids and
+Why the table rules: the widest tables (the reference systems' numbers beside ours: ten columns, long protocols, ids and
 file paths) must fit a 1,400 px window with nothing cut off.  Long names in cells may wrap after ``_``, ``/``
 and ``::`` (``<wbr>``), so a column can be as narrow as the pieces of ``dots_and_boxes_2x2`` rather than the
 whole name, and a word still too wide breaks rather than runs into the next cell.  A number's cell breaks only

@@ -1,19 +1,21 @@
-"""Every number the seeds published (../shared/SEEDS.md), as data: what system produced it, on which protocol
-and budget, which experiment of ours reproduces that system, and how the figure is compared.
+"""Every number the reference systems published (../shared/SEEDS.md, where they are called seeds), as data:
+what system produced it, on which protocol and budget, which experiment of ours reproduces that system, and how
+the figure is compared.
 
 Why it is shaped this way: a published figure may only stand beside the *same kind* of system on the *same
-protocol*.  So each ``SeedNumber`` states the seed system's ``kind`` (tabular, neural, alphazero, baseline), its
-training budget, the protocol (``our_choice`` marks protocols the seed did not state), the measure compared
-(``measure`` and the numeric ``value``; ``threshold`` for a seed's pass mark), and ``reproduction``: the
-experiment ids of ours that reproduce that very system on that protocol (several when the seed reported one
-figure for several budgets).  ``BEST`` names, per game and kind, the one experiment we put forward as our best
-agent of that kind, declared here in advance instead of picked per row after the fact.  ``LEARNER_KINDS`` says
-which kind each of our learners is; the report (report/comparison.py) refuses to pair a row with an experiment
-of another kind.
+protocol*.  So each ``ReferenceNumber`` states the reference system's ``kind`` (tabular, neural, alphazero,
+baseline), its training budget, the protocol (``our_choice`` marks protocols the system did not state), the
+measure compared (``measure`` and the numeric ``value``; ``threshold`` for a reference system's pass mark), and
+``reproduction``: the experiment ids of ours that reproduce that very system on that protocol (several when the
+system reported one figure for several budgets).  ``BEST`` names, per game and kind, the one experiment we put
+forward as our best agent of that kind, declared here in advance instead of picked per row after the fact.
+``LEARNER_KINDS`` says which kind each of our learners is; the report (report/comparison.py) refuses to pair a row
+with an experiment of another kind.
 
-Conventions: W/D/L percentages from the seed agent's side.  Seed 002 prints "agent W / opponent W / tie"; the
-rows below are converted to W / D / L.  Seed 003 reports a score (win 1, draw 0.5, loss 0).  A reproduction
-written ``tournament:<id>`` is a fixed-player round robin of params ``tournaments`` (baselines).
+Conventions: W/D/L percentages from the reference system's agent's side.  Reference system 002 prints "agent W /
+opponent W / tie"; the rows below are converted to W / D / L.  Reference system 003 reports a score (win 1, draw
+0.5, loss 0).  A reproduction written ``tournament:<id>`` is a fixed-player round robin of params ``tournaments``
+(baselines).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ LEARNER_KINDS: dict[str, Kind] = {
     "alphazero": "alphazero",
 }
 
-#: Our best experiment of each kind on each game (the "best" column of the seed table).
+#: Our best experiment of each kind on each game (the "best" column of the reference systems' tables).
 BEST: dict[tuple[str, Kind], str] = {
     ("tictactoe", "tabular"): "tictactoe_tabular_q",
     ("dots_and_boxes_2x2", "tabular"): "dots_and_boxes_2x2_margin",
@@ -53,54 +55,55 @@ _DEFAULT_MEASURE: dict[str, Measure] = {"win": "win", "wdl": "win", "win_draw": 
 
 
 @dataclass(frozen=True)
-class SeedNumber:
-    seed: str
+class ReferenceNumber:
+    system: str  # the reference system: 000 to 004
     game: str
     agent: str
     kind: Kind
-    budget: str  # the seed's training budget, in words
+    budget: str  # the system's training budget, in words
     protocol: str
-    opponent: str | None  # our agent spec of the seed's opponent; None: none (e.g. a Q-value trace)
+    opponent: str | None  # our agent spec of the system's opponent; None: none (e.g. a Q-value trace)
     seat: str  # as_first | as_second | combined
     metric: Metric  # how the figure is printed
     published: str
     source: str
     value: float | None = None  # the published figure of ``measure`` as a fraction (None: no number published)
     measure: Measure | None = None  # compared quantity (default from ``metric``); "loss": lower is better
-    threshold: bool = False  # the seed's pass mark, not a result
+    threshold: bool = False  # the system's pass mark, not a result
     reproduction: tuple[str, ...] = ()  # our experiments (or tournament:<id>) reproducing this system
-    our_choice: bool = False  # the protocol is ours: the seed did not state it
+    our_choice: bool = False  # the protocol is ours: the system did not state it
     uci_label: str | None = None
-    reason: str | None = None  # why ours differs, where our protocol or a fixed seed bug explains it
+    reason: str | None = None  # why ours differs, where our protocol or a fixed bug of the system explains it
 
     @property
     def compared(self) -> Measure | None:
         return self.measure or _DEFAULT_MEASURE.get(self.metric)
 
 
-def _s000() -> list[SeedNumber]:
+def _s000() -> list[ReferenceNumber]:
     src = "SEEDS.md seed 000, Reported results"
     trace = "Q-value trace at s0 (X on 3 and 5, O on 7 and 8, X to move); converged = within 0.05 of +-1 to the end"
     uci = ("agent is X to move from a fresh random UCI position of the label, vs Random, 1,000 games per "
            "label")
     out = [
-        SeedNumber("000", "tictactoe", "tabular Q-learning vs AlphaBeta from s0", "tabular", "800 episodes", trace,
-                   "seed000_alphabeta", "as_first", "trace", "Q(s0,9) → +1, Q(s0,{1,2,4,6}) → −1 after about 800 "
-                   "episodes", f"{src}, exp 01", value=800, reproduction=("tictactoe_seed000_exp01",)),
-        SeedNumber("000", "tictactoe", "tabular Q-learning, self-play from s0", "tabular", "4,000 episodes", trace,
-                   None, "as_first", "trace", "same values, converged after about 3,500 episodes", f"{src}, exp 02",
-                   value=3500, reproduction=("tictactoe_seed000_exp02",)),
-        SeedNumber("000", "tictactoe", "tabular Q-learning, self-play", "tabular", "70,000 episodes",
-                   "GreedyQ always X vs Random, 1,000 games", "random", "as_first", "wdl",
-                   "\"almost perfect\" (figure only, no number)", f"{src}, exp 03",
-                   reproduction=("tictactoe_seed000_exp03",)),
+        ReferenceNumber("000", "tictactoe", "tabular Q-learning vs AlphaBeta from s0", "tabular", "800 episodes",
+                        trace, "seed000_alphabeta", "as_first", "trace",
+                        "Q(s0,9) → +1, Q(s0,{1,2,4,6}) → −1 after about 800 episodes", f"{src}, exp 01", value=800,
+                        reproduction=("tictactoe_seed000_exp01",)),
+        ReferenceNumber("000", "tictactoe", "tabular Q-learning, self-play from s0", "tabular", "4,000 episodes",
+                        trace, None, "as_first", "trace", "same values, converged after about 3,500 episodes",
+                        f"{src}, exp 02", value=3500, reproduction=("tictactoe_seed000_exp02",)),
+        ReferenceNumber("000", "tictactoe", "tabular Q-learning, self-play", "tabular", "70,000 episodes",
+                        "GreedyQ always X vs Random, 1,000 games", "random", "as_first", "wdl",
+                        "\"almost perfect\" (figure only, no number)", f"{src}, exp 03",
+                        reproduction=("tictactoe_seed000_exp03",)),
     ]
     for label, fig, v in (("win", "94% (56% before training)", 0.94), ("draw", "92% (50% before training)", 0.92),
                           ("loss", "90% (45% before training)", 0.90)):
-        out.append(SeedNumber("000", "connect4", "approximate Q-learning (conv net) vs Random", "neural",
-                              "15,000 episodes", uci, "random", "as_first", "uci_win", fig,
-                              f"{src}, exp 04 ({label} positions)", value=v, uci_label=label,
-                              reproduction=("connect4_seed000_dqn_uci",)))
+        out.append(ReferenceNumber("000", "connect4", "approximate Q-learning (conv net) vs Random", "neural",
+                                   "15,000 episodes", uci, "random", "as_first", "uci_win", fig,
+                                   f"{src}, exp 04 ({label} positions)", value=v, uci_label=label,
+                                   reproduction=("connect4_seed000_dqn_uci",)))
     return out
 
 
@@ -110,10 +113,10 @@ _S001_2X2 = ("dots_and_boxes_2x2_seed001_100", "dots_and_boxes_2x2_seed001_1k", 
 _S001_3X3 = ("dots_and_boxes_3x3_seed001",)
 
 
-def _s001() -> list[SeedNumber]:
+def _s001() -> list[ReferenceNumber]:
     src = "SEEDS.md seed 001, Reported results"
-    proto = "1,000 games, seats alternating (500 + 500); the seed does not say what the % measures (read as wins)"
-    agent = "Q-table (seed's rewards: +1 per box, +5 win, −1 loss), self-play"
+    proto = "1,000 games, seats alternating (500 + 500); the system does not say what the % measures (read as wins)"
+    agent = "Q-table (rewards: +1 per box, +5 win, −1 loss), self-play"
     out = []
     for game, budget, repro, figs in (
             ("dots_and_boxes_2x2", "100 / 1,000 / 10,000 games", _S001_2X2, ((0.9999, "99.99%"), (0.8023, "80.23%"),
@@ -121,27 +124,27 @@ def _s001() -> list[SeedNumber]:
             ("dots_and_boxes_3x3", "not stated", _S001_3X3, ((0.9845, "98.45%"), (0.2024, "20.24%"),
                                                              (0.0235, "2.35%")))):
         for opp, (v, fig) in zip(("random", "moderate", "advanced"), figs):
-            out.append(SeedNumber("001", game, agent, "tabular", budget, proto, opp, "combined", "win", fig, src,
-                                  value=v, reproduction=repro, our_choice=True, reason=_S001_REASON))
+            out.append(ReferenceNumber("001", game, agent, "tabular", budget, proto, opp, "combined", "win", fig, src,
+                                       value=v, reproduction=repro, our_choice=True, reason=_S001_REASON))
         for opp, fig, v in (("random", "win >= 95%", 0.95), ("moderate", "W+D >= 50%", 0.5),
                             ("advanced", "W+D >= 25%", 0.25)):
             metric: Metric = "win" if opp == "random" else "win_draw"
-            out.append(SeedNumber("001", game, agent, "tabular", budget, "the seed's pass thresholds", opp,
-                                  "combined", metric, fig, f"{src}, seed thresholds", value=v, threshold=True,
-                                  reproduction=repro, our_choice=True))
+            out.append(ReferenceNumber("001", game, agent, "tabular", budget, "the system's pass thresholds", opp,
+                                       "combined", metric, fig, f"{src}, its pass thresholds", value=v, threshold=True,
+                                       reproduction=repro, our_choice=True))
     log = "mattdeak repo models/size4/logs.txt, log at game 1,000,000"
     for opp, fig, v in (("random", "100 / 0 / 0", 1.0), ("moderate", "25.4 / 15.9 / 58.7", 0.254),
                         ("advanced", "3.6 / 4.0 / 92.4", 0.036)):
-        out.append(SeedNumber("001", "dots_and_boxes_4x4", "DQN_CMM, self-play vs frozen copy", "neural",
-                              "1,000,000 games", "1,000 games, seats alternating", opp, "combined", "wdl", fig,
-                              f"SEEDS.md seed 001, {log}", value=v))
+        out.append(ReferenceNumber("001", "dots_and_boxes_4x4", "DQN_CMM, self-play vs frozen copy", "neural",
+                                   "1,000,000 games", "1,000 games, seats alternating", opp, "combined", "wdl", fig,
+                                   f"SEEDS.md seed 001, {log}", value=v))
     return out
 
 
 _S002_DQ = ("tictactoe_seed002_dqn_vs_semirandom",)
 
 
-def _s002() -> list[SeedNumber]:
+def _s002() -> list[ReferenceNumber]:
     src = "SEEDS.md seed 002, Reported results"
     # agent, kind, budget, reproduction, opponent, W / D / L (converted from agent W / opponent W / tie), games
     qt_r, qt_q, qt_s = ("tictactoe_seed002_qt_vs_random",), ("tictactoe_seed002_qt_vs_qt",), \
@@ -178,21 +181,22 @@ def _s002() -> list[SeedNumber]:
     for game, rows in (("tictactoe", ttt), ("connect4", c4)):
         for agent, kind, budget, repro, opp, fig, n in rows:
             w, _, l = (float(x) / 100 for x in fig.split(" / "))
-            # against MaxMin the seed's agents never win: what tells them apart is how often they lose
+            # against MaxMin the system's agents never win: what tells them apart is how often they lose
             measure: Measure = "loss" if opp == "maxmin" else "win"
             proto = f"{n} games, agent first in the first half, second in the rest"
-            out.append(SeedNumber("002", game, agent, kind, budget, proto, opp, "combined", "wdl", fig, src,
-                                  value=l if measure == "loss" else w, measure=measure, reproduction=repro,
-                                  reason=_S002_C4_TRAINING if game == "connect4" else None))
+            out.append(ReferenceNumber("002", game, agent, kind, budget, proto, opp, "combined", "wdl", fig, src,
+                                       value=l if measure == "loss" else w, measure=measure, reproduction=repro,
+                                       reason=_S002_C4_TRAINING if game == "connect4" else None))
     return out
 
 
-#: How our best Connect 4 DQN trains differently from seed 002's (params.yaml connect4_dqn; README "League games").
+#: How our best Connect 4 DQN trains differently from reference system 002's (params.yaml connect4_dqn; README
+#: "League games").
 _S002_C4_TRAINING = ("ours plays half its training games against tactical and alpha-beta of depth 2, 4 and 6 "
-                     "(league games), the other half self-play; the seed trained against SemiRandom or itself")
+                     "(league games), the other half self-play; the system trained against SemiRandom or itself")
 
 
-def _s003() -> list[SeedNumber]:
+def _s003() -> list[ReferenceNumber]:
     src = "SEEDS.md seed 003, Reported results (read from the repo's plots)"
     proto = "1,000 games per seat vs Random, greedy play; score = win + draw / 2"
     out = []
@@ -205,34 +209,35 @@ def _s003() -> list[SeedNumber]:
              ("tictactoe_seed003_qnet",)),
             ("Random player (baseline)", "baseline", "none", "0.65", "0.35", (0.65, 0.35),
              ("tournament:tictactoe_random_baseline",))):
-        out.append(SeedNumber("003", "tictactoe", agent, kind, budget, proto, "random", "as_first", "score", first,
-                              src, value=values[0], reproduction=repro))
-        out.append(SeedNumber("003", "tictactoe", agent, kind, budget, proto, "random", "as_second", "score", second,
-                              src, value=values[1], reproduction=repro))
+        out.append(ReferenceNumber("003", "tictactoe", agent, kind, budget, proto, "random", "as_first", "score",
+                                   first, src, value=values[0], reproduction=repro))
+        out.append(ReferenceNumber("003", "tictactoe", agent, kind, budget, proto, "random", "as_second", "score",
+                                   second, src, value=values[1], reproduction=repro))
     proto = "300 games per seat vs Minimax (uniform among optimal moves), 25 simulations, temperature 0"
     budget = "30 epochs x 2,000 games"
     repro = ("tictactoe_seed003_alphazero",)  # its ladder: {agent: perfect, games: 600}, 300 per seat
-    out.append(SeedNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_first",
-                          "score", "0.50 from epoch 0-1", src, value=0.5, reproduction=repro))
-    out.append(SeedNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_second",
-                          "score", "0.38 → 0.50 by epoch 8", src, value=0.5, reproduction=repro))
+    out.append(ReferenceNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_first",
+                               "score", "0.50 from epoch 0-1", src, value=0.5, reproduction=repro))
+    out.append(ReferenceNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_second",
+                               "score", "0.38 → 0.50 by epoch 8", src, value=0.5, reproduction=repro))
     return out
 
 
-SEED004_OPPONENTS = ("hybrid", "cells", "sols", "flip", "conniption_random")
+SYSTEM004_OPPONENTS = ("hybrid", "cells", "sols", "flip", "conniption_random")
 
 
-def seed004_experiment(rule: str, opponent: str) -> str:
-    """Our experiment id of seed 004's learner ``rule`` trained against ``opponent``: one table per seat, each
-    played from its own seat, so the seed's seat-first and seat-second tables are this experiment's two seats."""
+def system004_experiment(rule: str, opponent: str) -> str:
+    """Our experiment id of reference system 004's learner ``rule`` trained against ``opponent``: one table per
+    seat, each played from its own seat, so the system's seat-first and seat-second tables are this experiment's
+    two seats."""
     return f"conniption_seed004_{rule}_{opponent.removeprefix('conniption_')}"
 
 
 _S004_REASON = ("one training run against a nearly deterministic player decides all 100 games at once, in "
-                "the seed's run and in ours; the seed's test kept learning during its first game")
+                "the system's run and in ours; the system's test kept learning during its first game")
 
 
-def _s004() -> list[SeedNumber]:
+def _s004() -> list[ReferenceNumber]:
     src = "SEEDS.md seed 004, Learning agents (log_reinforce/q_results.csv)"
     proto = "100 games, fixed seats, from the empty board (agent W - L, no draws)"
     table = {
@@ -245,40 +250,41 @@ def _s004() -> list[SeedNumber]:
     }
     out = []
     for (rule, agent, budget, seat), figs in table.items():
-        for opp, fig in zip(SEED004_OPPONENTS, figs):
+        for opp, fig in zip(SYSTEM004_OPPONENTS, figs):
             wins = int(fig.split("-")[0]) / 100
-            out.append(SeedNumber("004", "conniption", f"{agent} (one table per opponent and seat)", "tabular",
-                                  budget, proto, opp, seat, "win", fig, src, value=wins,
-                                  reproduction=(seed004_experiment(rule, opp),), reason=_S004_REASON))
+            out.append(ReferenceNumber("004", "conniption", f"{agent} (one table per opponent and seat)", "tabular",
+                                       budget, proto, opp, seat, "win", fig, src, value=wins,
+                                       reproduction=(system004_experiment(rule, opp),), reason=_S004_REASON))
     return out
 
 
-#: Seed 004's benchmark tournament (log/results_16_5evals.csv): (P1, P2) -> (P1 wins, P2 wins), no draws.
-SEED004_BENCHMARK: dict[tuple[str, str], tuple[int, int]] = {
+#: Reference system 004's benchmark tournament (log/results_16_5evals.csv): (P1, P2) -> (P1 wins, P2 wins), no draws.
+SYSTEM004_BENCHMARK: dict[tuple[str, str], tuple[int, int]] = {
     (a, b): wl for a, row in (
         ("hybrid", ((111, 0), (100, 0), (100, 0), (0, 100), (100, 0))),
         ("cells", ((121, 0), (100, 0), (100, 0), (0, 100), (92, 8))),
         ("sols", ((111, 0), (100, 0), (100, 0), (0, 100), (100, 0))),
         ("flip", ((109, 0), (100, 0), (100, 0), (100, 0), (100, 0))),
         ("conniption_random", ((12, 120), (27, 73), (6, 94), (9, 91), (60, 40))),
-    ) for b, wl in zip(SEED004_OPPONENTS, row)
+    ) for b, wl in zip(SYSTEM004_OPPONENTS, row)
 }
 
 
-SEED_NUMBERS: tuple[SeedNumber, ...] = (*_s000(), *_s001(), *_s002(), *_s003(), *_s004())
+REFERENCE_NUMBERS: tuple[ReferenceNumber, ...] = (*_s000(), *_s001(), *_s002(), *_s003(), *_s004())
 
 
 @dataclass(frozen=True)
 class System:
-    """A reference system ("seed" in the code and in SEEDS.md) in a reader's words: what it was and measured."""
+    """A reference system ("seed" in experiment ids, params.yaml and SEEDS.md) in a reader's words: what it was
+    and what it measured."""
 
-    seed: str
+    id: str
     title: str
     what: str
 
 
 #: The five earlier systems the project reproduces and must beat, as the report introduces them.
-SYSTEMS: dict[str, System] = {s.seed: s for s in (
+SYSTEMS: dict[str, System] = {s.id: s for s in (
     System("000", "tic-tac-toe and Connect 4, a course's final project",
            "The capstone report of an online machine-learning course (Udacity's Machine Learning Nanodegree; "
            "Robles, 2017, code davidrobles/mlnd-capstone-code): tabular Q-learning at tic-tac-toe, and a "
@@ -304,9 +310,9 @@ SYSTEMS: dict[str, System] = {s.seed: s for s in (
 
 @dataclass(frozen=True)
 class Deviation:
-    """A place where this project deliberately does something other than a seed, and why."""
+    """A place where this project deliberately does something other than a reference system, and why."""
 
-    seed: str
+    system: str  # 000 to 004, or "all"
     where: str
     what: str
 
@@ -317,49 +323,50 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "max/min. It is the same update; written this way one greedy rule serves both seats, and games with "
               "extra turns (Dots and Boxes) keep the sign of the bootstrap when the same player moves again."),
     Deviation("000", "agents/learned.py",
-              "Unseen Q entries start at N(0, 0.3) as in seed 000, but each draw is a hash of (seed, state, "
-              "action) rather than the next number in visit order: the same distribution, independent of the "
+              "Unseen Q entries start at N(0, 0.3) as in reference system 000, but each draw is a hash of (seed, "
+              "state, action) rather than the next number in visit order: the same distribution, independent of the "
               "order and batching of games, and a saved agent values unseen states exactly as training would."),
     Deviation("000", "learn/tabular_q.py",
               "Training games run side by side (parallel_games, 256 by default) on the batched engine; updates "
               "are applied one at a time in a fixed order, so runs are reproducible and resumable bit for bit. "
-              "parallel_games = 1 is seed 000's one-game-at-a-time loop."),
+              "parallel_games = 1 is reference system 000's one-game-at-a-time loop."),
     Deviation("000", "learn/dqn.py",
-              "Seed 000's Connect 4 network (exp 04) had no target network and learned from the state after the "
-              "opponent's reply with a self-bootstrapped target. Ours is Double DQN with a target network, on the "
-              "states it acts from, the opponent's reply folded into each transition. It discounts by 0.9 "
-              "instead of the seed's 0.99: against a random opponent a shorter horizon prefers the quicker win, "
+              "Reference system 000's Connect 4 network (exp 04) had no target network and learned from the state "
+              "after the opponent's reply with a self-bootstrapped target. Ours is Double DQN with a target network, "
+              "on the states it acts from, the opponent's reply folded into each transition. It discounts by 0.9 "
+              "instead of the system's 0.99: against a random opponent a shorter horizon prefers the quicker win, "
               "leaving random fewer moves in which to stumble on a four. Each sampled transition is trained as "
               "itself or its mirror image."),
     Deviation("001", "learn/tabular_q.py",
-              "Seed 001 rewarded only the result (+-1 through tanh). With reward: margin our tabular learner is paid "
-              "the final score margin instead, so its values are the margins the Dots and Boxes referee computes "
-              "and its greedy play keeps the best margin, not just the win."),
+              "Reference system 001 rewarded only the result (+-1 through tanh). With reward: margin our tabular "
+              "learner is paid the final score margin instead, so its values are the margins the Dots and Boxes "
+              "referee computes and its greedy play keeps the best margin, not just the win."),
     Deviation("all", "evaluate/match.py",
-              "Every agent is evaluated from both seats with 95% Wilson intervals (seed 000 evaluated only as the "
-              "first player, seed 004 used fixed seats, seed 001 and 002 reported only the pooled figure)."),
+              "Every agent is evaluated from both seats with 95% Wilson intervals (reference system 000 evaluated "
+              "only as the first player, 004 used fixed seats, 001 and 002 reported only the pooled figure)."),
     Deviation("002", "games/",
-              "A draw is worth 0 to both players; seed 002 paid (0.2, 0.5) at tic-tac-toe and (0.3, 0.3) at "
-              "Connect 4."),
+              "A draw is worth 0 to both players; reference system 002 paid (0.2, 0.5) at tic-tac-toe and "
+              "(0.3, 0.3) at Connect 4."),
     Deviation("002", "agents/alphabeta.py",
-              "Seed 002's MaxMin depth 4 is called maxmin, not \"perfect\": it is a 5-ply heuristic search. Our "
-              "perfect player is backed by an exact referee."),
+              "Reference system 002's MaxMin depth 4 is called maxmin, not \"perfect\": it is a 5-ply heuristic "
+              "search. Our perfect player is backed by an exact referee."),
     Deviation("001", "learn/dots_table.py",
-              "Seed 001 gives a learning rate only for its network (1e-6); the Q-table uses alpha 0.1. Its tables "
-              "are keyed by the edge set alone, as the seed's walls tensor is, so the +5 win bonus (which depends "
-              "on the scores) is aliased across positions with different scores; we keep that, as the seed's."),
+              "Reference system 001 gives a learning rate only for its network (1e-6); the Q-table uses alpha 0.1. "
+              "Its tables are keyed by the edge set alone, as the system's walls tensor is, so the +5 win bonus "
+              "(which depends on the scores) is aliased across positions with different scores; we keep that, as the "
+              "system did."),
     Deviation("001", "learn/dots_table.py",
               "Our best 3x3 table starts from a 2x2 table: each 3x3 entry is the mean of the 2x2 values of the "
-              "sub-boards containing the edge (agents/dots_transfer.py). The seed seeded 3x3 from 2x2 without "
+              "sub-boards containing the edge (agents/dots_transfer.py). The system seeded 3x3 from 2x2 without "
               "saying how; the 2x2 source is trained in the same stage, so no stage depends on another's model."),
     Deviation("002", "learn/qt.py",
-              "QT's saved agent keeps the seed's random tie-break among equal Q values (kind qt_table); our other "
-              "tabular agents break ties to the first move. Training plays one game at a time in the seed's order."),
+              "QT's saved agent keeps the system's random tie-break among equal Q values (kind qt_table); our other "
+              "tabular agents break ties to the first move. Training plays one game at a time in the system's order."),
     Deviation("004", "learn/seed004_q.py",
-              "Seed 004's learners are trained and evaluated on our engine's draw rule (a four with the 42nd "
-              "piece wins); the seed's in-simulator test kept learning during its first test game (epsilon ~ "
-              "0.001, alpha 0.45); our evaluation uses the frozen table with the seed's uniform tie-break."),
+              "Reference system 004's learners are trained and evaluated on our engine's draw rule (a four with the "
+              "42nd piece wins); the system's in-simulator test kept learning during its first test game (epsilon ~ "
+              "0.001, alpha 0.45); our evaluation uses the frozen table with the system's uniform tie-break."),
     Deviation("004", "games/conniption.py",
-              "A four made by the 42nd piece wins for its player; seed 004's code checked the full board first "
-              "and scored it a draw."),
+              "A four made by the 42nd piece wins for its player; reference system 004's code checked the full "
+              "board first and scored it a draw."),
 )

@@ -4,7 +4,7 @@ An experiment is keyed by a stable id (``tictactoe_tabular_q``) and trained with
 
     results/curves/<id>/seed-<k>.tsv           step  opponent  seat  win  draw  loss  games
     results/train/<id>/seed-<k>/summary.json   provenance of the training run (SUMMARY_KEYS)
-    results/train/<id>/seed-<k>/<name>.tsv     a learner's records (e.g. trace.tsv: seed 000's Q-value trace)
+    results/train/<id>/seed-<k>/<name>.tsv     a learner's records (e.g. trace.tsv: reference system 000's Q trace)
     results/eval/<id>.json                     {"experiment", "game", "learner", "profile", "unit", "budget",
                                                 "seeds": {"<k>": {"opponents", "optimal_move_rate", "uci",
                                                                   "exact_vs_perfect" (tic-tac-toe),

@@ -300,7 +300,7 @@ def phase_blocks(e: Experiment, links: Links) -> list[Block]:
             Table(header, rows, numeric=frozenset(range(1, len(header))))]
 
 
-def _uci_seed000_rows(k: int, s: SeedResult, links: Links) -> list[list[Inline]]:
+def _uci_system000_rows(k: int, s: SeedResult, links: Links) -> list[list[Inline]]:
     return [[text(str(k)), text(f"{label} positions"),
              *([links.number(rate_with_ci(st, o), s.eval_provenance)] for o in OUTCOMES),
              text(f"{int(st['games']):,}")] for label, st in s.uci["seed000"].items()]
@@ -314,15 +314,15 @@ def _uci_full_rows(k: int, s: SeedResult, links: Links) -> list[list[Inline]]:
 
 
 def uci_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
-    """Connect 4 from the UCI start positions: seed 000's protocol and the full protocol, per seed."""
+    """Connect 4 from the UCI start positions: reference system 000's protocol and the full protocol, per seed."""
     seeds = {k: s for k, s in e.evaluated.items() if s.uci}
     if not seeds:
         return []
     out: list[Block] = [Heading(3, "UCI start positions")]
-    rows = [r for k, s in seeds.items() if s.uci.get("seed000") for r in _uci_seed000_rows(k, s, links)]
+    rows = [r for k, s in seeds.items() if s.uci.get("seed000") for r in _uci_system000_rows(k, s, links)]
     if rows:
-        out += [Paragraph(text("Seed 000's protocol: our agent moves first (X to move) from a fresh random UCI "
-                               "position of each label, against random.")),
+        out += [Paragraph(text("Reference system 000's protocol: our agent moves first (X to move) from a fresh random "
+                               "UCI position of each label, against random.")),
                 Table(["Seed", "Label", "Win", "Draw", "Loss", "Games"], rows, numeric=frozenset({2, 3, 4, 5}))]
     rows = [r for k, s in seeds.items() if s.uci.get("full") for r in _uci_full_rows(k, s, links)]
     if rows:

@@ -1,10 +1,11 @@
-"""Round robins of fixed players (stage tournament@<id>) in the report, beside the seed's table where one exists.
+"""Round robins of fixed players (stage tournament@<id>) in the report, beside the reference system's table where
+one exists.
 
-Why: seed 004 validated its Conniption benchmark players with a fixed-seat round robin before comparing any
-learner with them.  Showing our round robin cell by cell beside the seed's (``seeds.SEED004_BENCHMARK``), and
-each player's totals per seat (the seed's claims: P1 wins between non-random heuristics, Flip as P2 won 391 of
-400, Flip as P1 undefeated, Random's totals), checks our engine and players against the seed's before the
-learners' numbers mean anything.
+Why: reference system 004 validated its Conniption benchmark players with a fixed-seat round robin before
+comparing any learner with them.  Showing our round robin cell by cell beside the system's
+(``reference_systems.SYSTEM004_BENCHMARK``), and each player's totals per seat (the system's claims: P1 wins
+between non-random heuristics, Flip as P2 won 391 of 400, Flip as P1 undefeated, Random's totals), checks our
+engine and players against the system's before the learners' numbers mean anything.
 """
 
 from __future__ import annotations
@@ -13,21 +14,21 @@ from typing import Any
 
 from boardrl.report.document import Block, Heading, Inline, Paragraph, Span, Table, text
 from boardrl.report.links import Links
-from boardrl.report.seeds import SEED004_BENCHMARK
+from boardrl.report.reference_systems import SYSTEM004_BENCHMARK
 
 #: The published round robin each tournament is compared with: (game, agents) -> {(P1, P2): (P1 wins, P2 wins)}.
 PUBLISHED: dict[str, tuple[str, dict[tuple[str, str], tuple[int, int]]]] = {
-    "conniption": ("seed 004 (SEEDS.md, Benchmarks, log/results_16_5evals.csv)", SEED004_BENCHMARK),
+    "conniption": ("reference system 004 (SEEDS.md, Benchmarks, log/results_16_5evals.csv)", SYSTEM004_BENCHMARK),
 }
 
 
-def _cell(p: dict[str, Any], seed: tuple[int, int] | None) -> Inline:
+def _cell(p: dict[str, Any], published: tuple[int, int] | None) -> Inline:
     ours = f"{p['first_wins']}-{p['second_wins']}" + (f" ({p['draws']} draws)" if p["draws"] else "")
-    return text(ours if seed is None else f"{ours} (seed {seed[0]}-{seed[1]})")
+    return text(ours if published is None else f"{ours} (published {published[0]}-{published[1]})")
 
 
 def matrix_table(t: dict[str, Any], published: dict[tuple[str, str], tuple[int, int]] | None) -> Table:
-    """Rows move first, columns second; each cell P1 wins - P2 wins, the seed's beside ours."""
+    """Rows move first, columns second; each cell P1 wins - P2 wins, the published count beside ours."""
     cells = {(p["first"], p["second"]): p for p in t["pairings"]}
     rows = []
     for a in t["agents"]:
@@ -40,8 +41,8 @@ def matrix_table(t: dict[str, Any], published: dict[tuple[str, str], tuple[int, 
 
 
 def _seat_total(pairs: dict[tuple[str, str], tuple[int, int]], agent: str, seat: str) -> tuple[int, int]:
-    """(wins, games) of ``agent`` in ``seat`` over the seed's pairings with other agents (the seed's table has
-    no draws, so a pairing's games are its two win counts; our totals come with the stage's file)."""
+    """(wins, games) of ``agent`` in ``seat`` over the reference system's pairings with other agents (its table
+    has no draws, so a pairing's games are its two win counts; our totals come with the stage's file)."""
     wins = games = 0
     for (a, b), (wa, wb) in pairs.items():
         if a == b:
@@ -54,7 +55,7 @@ def _seat_total(pairs: dict[tuple[str, str], tuple[int, int]], agent: str, seat:
 
 
 def totals_table(t: dict[str, Any], published: dict[tuple[str, str], tuple[int, int]] | None) -> Table:
-    """Each agent's wins per seat against the others (self-pairings left out), ours and the seed's."""
+    """Each agent's wins per seat against the others (self-pairings left out), ours and the reference system's."""
     draws = sum(p["draws"] for p in t["pairings"])
     rows = []
     for a in t["agents"]:
@@ -66,7 +67,8 @@ def totals_table(t: dict[str, Any], published: dict[tuple[str, str], tuple[int, 
                 sw, sg = _seat_total(published, a, seat)
                 row.append(text(f"{sw} of {sg}"))
         rows.append(row)
-    header = (["Agent", "Ours: wins as P1", "Seed: wins as P1", "Ours: wins as P2", "Seed: wins as P2"]
+    header = (["Agent", "Ours: wins as P1", "Reference system: wins as P1", "Ours: wins as P2",
+               "Reference system: wins as P2"]
               if published is not None else ["Agent", "Wins as P1", "Wins as P2"])
     table = Table(header, rows, numeric=frozenset(range(1, len(header))))
     return table if not draws else Table(header + ["(draws in all)"], [r + [text(str(draws))] for r in rows])
@@ -80,13 +82,13 @@ def tournament_blocks(tournaments: dict[str, dict[str, Any]], links: Links) -> l
     for tid, t in tournaments.items():
         source, published = PUBLISHED.get(t["game"], (None, None))
         if published is not None and not all((a, b) in published for a in t["agents"] for b in t["agents"]):
-            source, published = None, None  # the seed played other agents: nothing to set beside
+            source, published = None, None  # the reference system played other agents: nothing to set beside
         prov = t.get("provenance") or {}
         out += [
             Heading(3, f"{tid} ({t['game']})"),
             Paragraph([Span(f"{t['games']:,} games per ordered pairing from the initial position, the row agent "
                             "always moving first (fixed seats); counts are P1 wins - P2 wins. "),
-                       *([Span(f"The seed's figures ({source}) stand in brackets; some of its pairings had "
+                       *([Span(f"The published figures of {source} stand in brackets; some of its pairings had "
                                "109-132 games. ")] if published else []),
                        Span("Stage "), Span(f"tournament@{tid}", code=True), Span(": "),
                        *links.provenance(prov)]),

@@ -1,19 +1,19 @@
-"""Q-value traces (seed 000 experiments 01 and 02): when did Q(s0, a) converge, and the figure of it.
+"""Q-value traces (reference system 000's experiments 01 and 02): when did Q(s0, a) converge, and the figure of it.
 
 SEEDS.md "Seed 000", Experiments and Reported results: from s0 (X on 3 and 5, O on 7 and 8, X to move) Q(s0, 9)
 goes to +1 and Q(s0, {1,2,4,6}) to -1, "after about 800 episodes" against AlphaBeta (exp 01) and "after about
-3,500 episodes" in self-play (exp 02).  The seed shows a figure only, so "converged" needs a definition:
+3,500 episodes" in self-play (exp 02).  The system shows a figure only, so "converged" needs a definition:
 
     the convergence episode is the first game g such that after g and after every later game of the run,
     every traced action's Q lies within ``tol`` of its target.
 
 ``tol`` = 0.05 (``DEFAULT_TOL``): the targets are +-1, so 0.05 is 2.5% of the value range, far below the gap of
 2 between the winning move and the losing ones (greedy play is right long before), and small enough that a
-reader of the seed's figure would call the curves "at" +-1.  The bound matters: Q(s0, 9) (and, against the
-seed's AlphaBeta, Q(s0, 2)) bootstraps on later states, so the last approach is slow (alpha = 0.1 closes 10%
+reader of the system's figure would call the curves "at" +-1.  The bound matters: Q(s0, 9) (and, against the
+system's AlphaBeta, Q(s0, 2)) bootstraps on later states, so the last approach is slow (alpha = 0.1 closes 10%
 of the gap per visit).  Measured with seeds 0, 1, 2 and 23 (tabular_q, parallel_games 1): exp 01 converges at
 games 339-497 with tol 0.1, 443-643 with 0.05, 581-783 with 0.02; exp 02 at 1,295-2,076, 1,719-2,360 and
-2,408-2,733.  0.05 is the loosest of these that a plot at the seed's scale shows as converged.
+2,408-2,733.  0.05 is the loosest of these that a plot at the system's scale shows as converged.
 
 Rows are what ``tabular_q`` records with ``trace: true`` (``results/train/<id>/seed-<k>/trace.tsv``):
 ``{game, action, q}``, one row per legal action of s0 after each game (1-based), actions in move notation.
@@ -27,10 +27,10 @@ from typing import Any, Mapping, Sequence
 
 from boardrl.report.results import ReportError
 
-#: Game-theoretic values of s0's moves for X (seed 000 exp 01/02): only 9 (block and fork) wins.
-SEED000_S0_TARGETS: dict[str, float] = {"1": -1.0, "2": -1.0, "4": -1.0, "6": -1.0, "9": 1.0}
-#: The seed's reported convergence (episodes): exp 01 vs AlphaBeta, exp 02 self-play.
-SEED000_REPORTED = {"exp01": 800, "exp02": 3_500}
+#: Game-theoretic values of s0's moves for X (reference system 000, exp 01/02): only 9 (block and fork) wins.
+SYSTEM000_S0_TARGETS: dict[str, float] = {"1": -1.0, "2": -1.0, "4": -1.0, "6": -1.0, "9": 1.0}
+#: The reference system's reported convergence (episodes): exp 01 vs AlphaBeta, exp 02 self-play.
+SYSTEM000_REPORTED = {"exp01": 800, "exp02": 3_500}
 DEFAULT_TOL = 0.05
 #: action -> (games ascending, Q after each)
 Series = dict[str, tuple[list[int], list[float]]]

@@ -1,10 +1,10 @@
-"""Learner records that are Q-value traces (seed 000 experiments 01 and 02) in the report.
+"""Learner records that are Q-value traces (reference system 000's experiments 01 and 02) in the report.
 
 Two places: the experiment's own section (the trace figure of its first seed and, per seed, the convergence
-episode and the final values), and the seed table's trace rows (``trace_cells``: the convergence episodes of
-the reproduction's seeds beside the seed's "about 800" / "about 3,500").  The targets (Q(s0, 9) = +1, the other
-moves -1) belong to the seed's position s0, so they are applied only to experiments that a seed-table trace row
-names as its reproduction; any other traced experiment gets its figure without targets.
+episode and the final values), and the trace rows of the reference systems' tables (``trace_cells``: the
+convergence episodes of the reproduction's seeds beside the system's "about 800" / "about 3,500").  The targets
+(Q(s0, 9) = +1, the other moves -1) belong to the system's position s0, so they are applied only to experiments
+that a reference trace row names as its reproduction; any other traced experiment gets its figure without targets.
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ from pathlib import Path
 
 import boardrl.report.figures as figures
 from boardrl.report.document import Block, Heading, Image, Paragraph, Span, Table, text
+from boardrl.report.reference_systems import REFERENCE_NUMBERS, ReferenceNumber
 from boardrl.report.results import Experiment
-from boardrl.report.seeds import SEED_NUMBERS, SeedNumber
-from boardrl.report.traces import DEFAULT_TOL, SEED000_S0_TARGETS, read_trace, trace_figure, trace_summary
+from boardrl.report.traces import DEFAULT_TOL, SYSTEM000_S0_TARGETS, read_trace, trace_figure, trace_summary
 
 TRACE = "trace"
-#: Experiments reproducing a seed's Q-value trace from s0: their traces are judged against s0's exact values.
-S0_EXPERIMENTS = frozenset(r for n in SEED_NUMBERS if n.metric == "trace" for r in n.reproduction)
+#: Experiments reproducing a reference system's Q-value trace from s0: their traces are judged against s0's exact
+#: values.
+S0_EXPERIMENTS = frozenset(r for n in REFERENCE_NUMBERS if n.metric == "trace" for r in n.reproduction)
 
 
 def _targets(e: Experiment) -> dict[str, float] | None:
-    return SEED000_S0_TARGETS if e.id in S0_EXPERIMENTS else None
+    return SYSTEM000_S0_TARGETS if e.id in S0_EXPERIMENTS else None
 
 
 def _traced(e: Experiment) -> dict[int, Path]:
@@ -66,12 +67,12 @@ def _final(rows: list[dict]) -> dict[str, float]:
     return {str(r["action"]): float(r["q"]) for r in rows if r["game"] == last}
 
 
-def trace_cells(n: SeedNumber, e: Experiment) -> tuple[str, str] | None:
-    """(ours, verdict) of a seed-table trace row: each seed's convergence episode against the seed's."""
+def trace_cells(n: ReferenceNumber, e: Experiment) -> tuple[str, str] | None:
+    """(ours, verdict) of a reference trace row: each seed's convergence episode against the system's."""
     traced = _traced(e)
     if not traced:
         return None
-    conv = {k: trace_summary(read_trace(p), SEED000_S0_TARGETS, DEFAULT_TOL)["converged_at"]
+    conv = {k: trace_summary(read_trace(p), SYSTEM000_S0_TARGETS, DEFAULT_TOL)["converged_at"]
             for k, p in traced.items()}
     ours = "converged at game " + ", ".join(f"{c:,}" if c is not None else "never" for c in conv.values()) + \
         f" (seed{'s' if len(conv) > 1 else ''} {', '.join(map(str, conv))}; tol {DEFAULT_TOL:g})"
@@ -79,5 +80,5 @@ def trace_cells(n: SeedNumber, e: Experiment) -> tuple[str, str] | None:
         return ours, "not reached: a seed's values did not converge within the budget"
     worst = max(conv.values())
     if n.value is not None and worst <= n.value:
-        return ours, f"reproduced: the same values, every seed by game {worst:,} (seed: about {int(n.value):,})"
-    return ours, f"reproduced values, converging later than the seed's about {int(n.value or 0):,}"
+        return ours, f"reproduced: the same values, every seed by game {worst:,} (published: about {int(n.value):,})"
+    return ours, f"reproduced values, converging later than the published about {int(n.value or 0):,}"
