@@ -27,6 +27,11 @@ pytestmark = pytest.mark.timeout(900)
 
 PROVENANCE_KEYS = ["experiment", "game", "learner", "seed", "profile", "unit", "budget", "seconds", "mlflow_run_id",
                    "git_commit", "params_hash", "dvc_exp_name"]
+#: A train summary also says where a resumed run resumed and the training time of all its processes.
+TRAIN_SUMMARY_KEYS = PROVENANCE_KEYS + ["resumed_from", "training_seconds"]
+#: The report states each experiment's settings, read from params.yaml (a dependency of its stage): any edit of the
+#: file reruns it, like the two fingerprint stages.
+PARAMS_FILE_STAGES = {"inputs", "ladder_models", "report"}
 SEATS = ("as_first", "as_second", "combined")
 EXTRA = {
     "tictactoe_tabular_q_fast": {"game": "tictactoe", "learner": "tabular_q", "seeds": [3],
@@ -157,7 +162,7 @@ def test_train_outputs_per_experiment_and_seed(repo):
                 assert r[1] in opponents and r[2] in SEATS
                 assert abs(float(r[3]) + float(r[4]) + float(r[5]) - 1) < 1e-5
             summary = json.loads((path / f"results/train/{exp_id}/seed-{seed}/summary.json").read_text())
-            assert list(summary) == PROVENANCE_KEYS
+            assert list(summary) == TRAIN_SUMMARY_KEYS and summary["resumed_from"] == 0
             assert summary["experiment"] == exp_id and summary["seed"] == seed and summary["profile"] == "tiny"
             assert summary["git_commit"] == head and summary["unit"] == "games"
             assert summary["budget"] == budget(params, exp_id) and summary["dvc_exp_name"] == "tiny-test"
@@ -370,10 +375,10 @@ def test_changing_one_experiment_reruns_only_its_stages(repo):
     path = repo["path"]
     original = _with_params(path, lambda d: d["experiments"]["dots_and_boxes_2x2_tabular_q"]["params"].update(alpha=0.25))
     try:
-        assert _stale(path) <= {"inputs", "ladder_models"}  # what an edit reaches shows once `inputs` ran
+        assert _stale(path) <= PARAMS_FILE_STAGES  # what an edit reaches shows once `inputs` ran
         stale = _stale_after_inputs(path)
         expected = {f"{s}@dots_and_boxes_2x2_tabular_q" for s in ("train", "curve", "evaluate")}
-        assert expected <= stale and stale <= expected | {"ladder_models"}, stale
+        assert expected <= stale and stale <= expected | PARAMS_FILE_STAGES, stale
     finally:
         _restore(path, original)
 
@@ -381,15 +386,15 @@ def test_changing_one_experiment_reruns_only_its_stages(repo):
 def test_reordering_experiments_reruns_nothing_but_the_fingerprint_stages(repo):
     """Real reruns: `inputs` and `ladder_models` depend on params.yaml as a file (not on its `experiments`
     section, which would be copied into dvc.lock twice), so they run again and write the same fingerprints, and
-    no stage after them reruns."""
+    no experiment stage after them reruns (the report does: it reads the file)."""
     path = repo["path"]
     original = _with_params(path, lambda d: d.update(experiments=dict(reversed(list(d["experiments"].items())))))
     try:
-        assert _stale(path) <= {"inputs", "ladder_models"}
+        assert _stale(path) <= PARAMS_FILE_STAGES
         done = run(dvc("repro"), path)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         ran = {line.split("'")[1] for line in done.stdout.splitlines() if line.startswith("Running stage")}
-        assert ran <= {"inputs", "ladder_models"}, ran
+        assert ran <= PARAMS_FILE_STAGES, ran
     finally:
         (path / "params.yaml").write_text(original)
 
@@ -450,7 +455,7 @@ def test_curve_settings_rerun_only_the_curve_stages(repo):
     try:
         stale = _stale_after_inputs(path)
         assert f"curve@{exp_id}" in stale, stale
-        assert stale <= {f"curve@{i}" for i in repo["ids"]} | sweeps | {"ladder_models"}, stale
+        assert stale <= {f"curve@{i}" for i in repo["ids"]} | sweeps | PARAMS_FILE_STAGES, stale
     finally:
         _restore(path, original)
     _with_params(path, lambda d: d["experiments"][exp_id].update(opponents=[{"agent": "random", "games": 12}]))
