@@ -5,7 +5,8 @@ A profile is an overlay in ``profiles/<name>.yaml`` with the same keys as params
 removes (e.g. ``experiments.<id>``: a quick profile that leaves out some experiments; passed as ``-S ~key``), and
 an optional ``keep:`` mapping of a section to the ids it keeps (``keep: {experiments: [a, b]}``: every other
 experiment is dropped; a first look that runs a handful of experiments without listing the forty it leaves out).
-``default`` is params.yaml itself and runs ``dvc repro``.  Before anything runs, params.yaml with the overlay
+``default`` is params.yaml itself and runs ``dvc repro`` (with independent stages side by side on the available
+cores: ``experiments/parallel_repro.py``).  Before anything runs, params.yaml with the overlay
 applied is validated: a problem is one line, exit 2, before DVC prints anything.
 
 Any other profile runs in its own persistent directory, ``.dvc/tmp/exps/profiles/<name>/`` (a git worktree of
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from boardrl.config import EXIT_BAD_PARAMS, ConfigError, fail, parse_params, read_yaml
+from boardrl.experiments.parallel_repro import parallel_repro
 
 DEFAULT = "default"
 PROFILES_DIR = "profiles"
@@ -407,7 +409,7 @@ def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | 
     if name == DEFAULT:
         guard_lock(root)
         guard_rwlock(root)
-        return subprocess.call(["dvc", "repro"], cwd=root)
+        return parallel_repro(root)
     run = plan(root, name, workspace, exp_name)
     if not workspace:
         sync_run_dir(root, run.directory)
@@ -419,8 +421,8 @@ def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | 
     state.write_text(json.dumps({"profile": name, "exp_name": run.exp_name}))
     say = "resuming" if run.resumed else "running"
     print(f"profile {name}: {say} DVC experiment {run.exp_name} in {run.directory}", file=sys.stderr, flush=True)
-    repro, save = commands(run)
-    status = subprocess.call(repro, cwd=run.directory, env=stage_env(run))
+    _, save = commands(run)
+    status = parallel_repro(run.directory, stage_env(run))
     if status != 0:
         print(f"profile {name}: stopped (exit {status}); rerun the same command to continue {run.exp_name}",
               file=sys.stderr, flush=True)

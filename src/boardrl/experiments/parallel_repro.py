@@ -1,0 +1,240 @@
+"""``dvc repro`` on several cores: independent stages run side by side, each through DVC itself.
+
+Why: ``dvc repro`` runs one stage at a time, and most of the pipeline's stages keep one core busy (tabular
+learners, scalar matches, DVC's and Python's start-up), so on the project's 2-core machine the default profile
+left about a quarter of the machine idle.  DVC supports running stages in parallel by hand: ``dvc repro
+--single-item <stage>`` takes the repository lock only to check and record the stage and releases it while the
+stage's command runs, its read/write locks on the stage's dependencies and outputs refuse a clash, and
+``--wait-for-lock`` makes a second process wait for the repository lock instead of failing.  So this module only
+decides *when* to start each stage; DVC still decides whether a stage is out of date, runs it, caches its outputs
+and writes ``dvc.lock``.  A stage starts once every stage it depends on (DVC's own graph) has finished.
+
+What runs: the stages ``dvc status`` reports changed, and everything downstream of them (DVC skips a downstream
+stage whose inputs came out unchanged, as ``dvc repro`` does).  A plain ``dvc repro`` follows, which finds
+nothing left to do unless a stage was added meanwhile; it is the check that the parallel run left the pipeline
+complete.  Results do not depend on the order or on what ran beside a stage: a model is a function of (game,
+learner params, seed), and torch's thread count is part of the params (``learn/device.py``).
+
+Each stage's output goes to ``.dvc/tmp/repro-logs/<stage>.log``; the terminal shows one progress bar over the
+stages and a line per finished stage.  After a failure no new stage starts, the running ones finish, and the
+failed stage's log tail is printed.  How long each stage took is kept in ``.dvc/tmp/stage-seconds.json``, and the
+next run starts the longest ready stage first (the others by their order in ``dvc.yaml``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+LOG_DIR = (".dvc", "tmp", "repro-logs")
+SECONDS_FILE = (".dvc", "tmp", "stage-seconds.json")
+JOBS_ENV = "BOARDRL_REPRO_JOBS"  # stages side by side; default: the cores this process may use
+LOG_TAIL_LINES = 25
+
+
+@dataclass(frozen=True)
+class StageGraph:
+    """The pipeline's stages in ``dvc.yaml`` order and, for each, the stages whose outputs it reads."""
+
+    order: tuple[str, ...]
+    upstream: Mapping[str, frozenset[str]]
+
+    def downstream_closure(self, names: set[str]) -> set[str]:
+        """``names`` and every stage that depends on one of them, directly or not."""
+        below: dict[str, set[str]] = {n: set() for n in self.order}
+        for stage, ups in self.upstream.items():
+            for up in ups:
+                below[up].add(stage)
+        out, todo = set(), list(names)
+        while todo:
+            n = todo.pop()
+            if n not in out:
+                out.add(n)
+                todo.extend(below.get(n, ()))
+        return out
+
+
+def load_graph(root: Path) -> StageGraph:
+    """Read the stage graph through DVC's own index (no repository lock needed)."""
+    from dvc.repo import Repo
+
+    repo = Repo(str(root))
+    try:
+        graph = repo.index.graph  # edges point from a stage to the stages it depends on
+        order = tuple(_address(s, root) for s in repo.index.stages)
+        upstream = {_address(s, root): frozenset(_address(d, root) for d in graph.successors(s))
+                    for s in graph.nodes}
+    finally:
+        repo.close()
+    return StageGraph(order, {n: upstream.get(n, frozenset()) for n in order})
+
+
+def _address(stage, root: Path) -> str:
+    """The stage's name as ``dvc`` takes it in ``root``: ``name`` in ``dvc.yaml``, else ``<file>:<name>``
+    (DVC's own ``addressing`` is relative to the current directory, not to the project)."""
+    dvcfile = Path(stage.path).resolve()
+    if dvcfile == (Path(root).resolve() / "dvc.yaml"):
+        return stage.name
+    return f"{os.path.relpath(dvcfile, Path(root).resolve())}:{stage.name}"
+
+
+def changed_stages(root: Path, env: Mapping[str, str]) -> set[str]:
+    """The stages ``dvc status`` reports out of date (new, changed dependencies or params, missing outputs)."""
+    res = subprocess.run(["dvc", "status", "--json"], cwd=root, env=dict(env), capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"dvc status failed: {(res.stderr.strip().splitlines() or ['?'])[-1]}")
+    return set(json.loads(res.stdout or "{}"))
+
+
+@dataclass
+class Schedule:
+    """Which stages may start: those to run whose upstream stages (among those to run) all finished."""
+
+    graph: StageGraph
+    to_run: set[str]
+    seconds: Mapping[str, float] = field(default_factory=dict)
+    done: set[str] = field(default_factory=set)
+    started: set[str] = field(default_factory=set)
+
+    def ready(self) -> list[str]:
+        """Stages that may start now, the longest known first, then in ``dvc.yaml`` order."""
+        rank = {n: i for i, n in enumerate(self.graph.order)}
+        free = [n for n in self.to_run - self.started
+                if all(u in self.done or u not in self.to_run for u in self.graph.upstream[n])]
+        return sorted(free, key=lambda n: (-self.seconds.get(n, 0.0), rank[n]))
+
+    def finished(self) -> bool:
+        return self.done >= self.to_run
+
+
+def default_jobs() -> int:
+    """``$BOARDRL_REPRO_JOBS``, else the cores this process may use."""
+    from boardrl.cores import available_cores
+
+    raw = os.environ.get(JOBS_ENV)
+    if raw is None:
+        return available_cores()
+    try:
+        jobs = int(raw)
+    except ValueError:
+        raise SystemExit(f"error: ${JOBS_ENV} must be a positive integer, got {raw!r}") from None
+    if jobs < 1:
+        raise SystemExit(f"error: ${JOBS_ENV} must be a positive integer, got {raw!r}")
+    return jobs
+
+
+def stage_command(name: str) -> list[str]:
+    return ["dvc", "--wait-for-lock", "repro", "--single-item", name]
+
+
+def log_path(root: Path, name: str) -> Path:
+    return root.joinpath(*LOG_DIR) / f"{name.replace('/', '_')}.log"
+
+
+def _read_seconds(root: Path) -> dict[str, float]:
+    try:
+        data = json.loads(root.joinpath(*SECONDS_FILE).read_text())
+        return {str(k): float(v) for k, v in data.items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _write_seconds(root: Path, seconds: Mapping[str, float]) -> None:
+    path = root.joinpath(*SECONDS_FILE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(dict(sorted(seconds.items())), indent=0))
+    os.replace(tmp, path)
+
+
+def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.replace("\r", "\n").splitlines()[-lines:])
+
+
+Launcher = Callable[[str, Path], subprocess.Popen]
+
+
+def _launcher(root: Path, env: Mapping[str, str]) -> Launcher:
+    def launch(name: str, log: Path) -> subprocess.Popen:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "wb") as out:  # the child keeps its own descriptor
+            return subprocess.Popen(stage_command(name), cwd=root, env=dict(env), stdout=out,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    return launch
+
+
+def run_stages(root: Path, schedule: Schedule, jobs: int, launch: Launcher, say: Callable[[str], None],
+               progress: Callable[[list[str]], None] = lambda running: None, poll_s: float = 0.2) -> int:
+    """Start ready stages, at most ``jobs`` at once, until all finished or one failed; DVC's exit status."""
+    running: dict[str, tuple[subprocess.Popen, float]] = {}
+    seconds = dict(schedule.seconds)
+    failure = 0
+    while running or (not failure and not schedule.finished()):
+        if not failure:
+            for name in schedule.ready()[: max(0, jobs - len(running))]:
+                schedule.started.add(name)
+                running[name] = (launch(name, log_path(root, name)), time.monotonic())
+                progress(sorted(running))
+        if not running:
+            break  # nothing can start: only possible after a failure
+        time.sleep(poll_s)
+        for name, (proc, t0) in list(running.items()):
+            rc = proc.poll()
+            if rc is None:
+                continue
+            del running[name]
+            took = time.monotonic() - t0
+            if rc == 0:
+                schedule.done.add(name)
+                seconds[name] = round(took, 1)
+                _write_seconds(root, seconds)
+                say(f"{name}: {_outcome(log_path(root, name))} in {took:.0f} s")
+            else:
+                failure = failure or rc
+                log = log_path(root, name)
+                say(f"error: stage {name} failed (exit {rc}); its output is in {log}:\n{_tail(log)}")
+            progress(sorted(running))
+    return failure
+
+
+def _outcome(log: Path) -> str:
+    text = _tail(log, 5)
+    return "unchanged, skipped" if "didn't change, skipping" in text else "done"
+
+
+def parallel_repro(root: Path, env: Mapping[str, str] | None = None, jobs: int | None = None) -> int:
+    """Bring the pipeline in ``root`` up to date, ``jobs`` stages at a time; the exit status (0: up to date)."""
+    from tqdm import tqdm
+
+    env = dict(os.environ if env is None else env)
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs <= 1:
+        return subprocess.call(["dvc", "repro"], cwd=root, env=env)
+    graph = load_graph(root)
+    to_run = graph.downstream_closure(changed_stages(root, env))
+    schedule = Schedule(graph, to_run, _read_seconds(root))
+    print(f"repro: {len(to_run)} of {len(graph.order)} stages to check, {jobs} at a time (logs: "
+          f"{Path(*LOG_DIR)}/)", file=sys.stderr, flush=True)
+    with tqdm(total=len(to_run), desc="stages", unit="stage", file=sys.stderr, dynamic_ncols=True) as bar:
+        def say(line: str) -> None:
+            bar.write(line, file=sys.stderr)
+            bar.n = len(schedule.done)
+            bar.refresh()
+
+        def progress(running: list[str]) -> None:
+            bar.set_postfix_str(", ".join(running), refresh=True)
+
+        status = run_stages(root, schedule, jobs, _launcher(root, env), say, progress)
+    if status != 0:
+        return status
+    return subprocess.call(["dvc", "repro"], cwd=root, env=env)  # the check: nothing should be left to run

@@ -1,0 +1,157 @@
+"""The parallel ``dvc repro``: on a small DVC project, independent stages overlap in time, every stage is recorded
+in dvc.lock as a sequential ``dvc repro`` would record it, a rerun runs nothing, and a failure stops the run with
+the failed stage's log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from boardrl.experiments.parallel_repro import (
+    Schedule,
+    StageGraph,
+    default_jobs,
+    load_graph,
+    log_path,
+    parallel_repro,
+    run_stages,
+)
+
+# Each stage writes its start and end times; b and c sleep long enough that overlap cannot be an accident.
+STAGE = ("import json, sys, time; t0 = time.time(); time.sleep({sleep}); {check}"
+         "open('{out}', 'w').write(json.dumps([t0, time.time()]))")
+
+
+def _stage(out: str, deps: list[str], sleep: float = 0.0, check: str = "") -> dict:
+    cmd = f'{sys.executable} -c "{STAGE.format(sleep=sleep, out=out, check=check)}"'
+    return {"cmd": cmd, "deps": deps, "outs": [out]}
+
+
+def _project(tmp_path: Path, fail_c: bool = False) -> Path:
+    """a -> (b, c) -> d; b and c independent."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["dvc", "init", "-q"], cwd=root, check=True)
+    (root / "input.txt").write_text("x\n")
+    check_c = "sys.exit(3) if open('input.txt').read() == 'fail\\\\n' else None; " if fail_c else ""
+    stages = {
+        "a": _stage("a.json", ["input.txt"]),
+        "b": _stage("b.json", ["a.json"], sleep=2.0),
+        "c": _stage("c.json", ["a.json", "input.txt"], sleep=2.0, check=check_c),
+        "d": _stage("d.json", ["b.json", "c.json"]),
+    }
+    (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}, sort_keys=False))
+    return root
+
+
+def _env() -> dict[str, str]:
+    env = os.environ.copy()
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def _times(root: Path, name: str) -> tuple[float, float]:
+    return tuple(json.loads((root / f"{name}.json").read_text()))
+
+
+def test_graph_lists_stages_in_order_with_their_upstream(tmp_path):
+    root = _project(tmp_path)
+    g = load_graph(root)
+    assert g.order == ("a", "b", "c", "d")
+    assert g.upstream == {"a": frozenset(), "b": {"a"}, "c": {"a"}, "d": {"b", "c"}}
+    assert g.downstream_closure({"b"}) == {"b", "d"}
+    assert g.downstream_closure({"a"}) == {"a", "b", "c", "d"}
+
+
+def test_independent_stages_overlap_and_the_lock_is_complete(tmp_path):
+    root = _project(tmp_path)
+    assert parallel_repro(root, _env(), jobs=2) == 0
+    b, c = _times(root, "b"), _times(root, "c")
+    assert max(b[0], c[0]) < min(b[1], c[1]), "b and c did not run side by side"
+    assert _times(root, "a")[1] <= min(b[0], c[0]) and _times(root, "d")[0] >= max(b[1], c[1])
+    lock = yaml.safe_load((root / "dvc.lock").read_text())
+    assert sorted(lock["stages"]) == ["a", "b", "c", "d"]
+    status = subprocess.run(["dvc", "status", "--json"], cwd=root, env=_env(), capture_output=True, text=True)
+    assert json.loads(status.stdout) == {}
+    # a rerun with nothing changed starts no stage
+    before = {n: _times(root, n) for n in "abcd"}
+    assert parallel_repro(root, _env(), jobs=2) == 0
+    assert {n: _times(root, n) for n in "abcd"} == before
+
+
+def test_one_changed_stage_reruns_it_and_what_depends_on_it_only(tmp_path):
+    root = _project(tmp_path)
+    assert parallel_repro(root, _env(), jobs=2) == 0
+    before = {n: _times(root, n) for n in "abcd"}
+    stages = yaml.safe_load((root / "dvc.yaml").read_text())
+    stages["stages"]["c"]["cmd"] += " "  # a changed command: DVC reruns c, and d because c's output is new
+    (root / "dvc.yaml").write_text(yaml.safe_dump(stages, sort_keys=False))
+    assert parallel_repro(root, _env(), jobs=2) == 0
+    after = {n: _times(root, n) for n in "abcd"}
+    assert after["a"] == before["a"] and after["b"] == before["b"]
+    assert after["c"] != before["c"] and after["d"] != before["d"]
+
+
+def test_a_failed_stage_stops_the_run_and_its_log_is_shown(tmp_path, capsys):
+    root = _project(tmp_path, fail_c=True)
+    (root / "input.txt").write_text("fail\n")
+    assert parallel_repro(root, _env(), jobs=2) != 0
+    err = capsys.readouterr().err
+    assert "error: stage c failed" in err and str(log_path(root, "c")) in err
+    assert not (root / "d.json").exists()
+    lock = yaml.safe_load((root / "dvc.lock").read_text())
+    assert sorted(lock["stages"]) == ["a", "b"]  # b finished beside c and is recorded; d never started
+
+
+def test_the_longest_known_stage_starts_first_and_jobs_are_a_ceiling(tmp_path):
+    graph = StageGraph(("a", "b", "c", "d"), {"a": frozenset(), "b": frozenset(), "c": frozenset(),
+                                               "d": frozenset({"a"})})
+    schedule = Schedule(graph, {"a", "b", "c", "d"}, seconds={"c": 30.0, "b": 5.0})
+    assert schedule.ready() == ["c", "b", "a"]
+
+    class Done:
+        def __init__(self):
+            self.polls = 0
+
+        def poll(self):
+            self.polls += 1
+            return 0 if self.polls > 1 else None
+
+    started: list[tuple[str, int]] = []
+    running = set()
+
+    def launch(name, log):
+        running.add(name)
+        started.append((name, len(running)))
+        proc = Done()
+        orig = proc.poll
+
+        def poll():
+            rc = orig()
+            if rc is not None:
+                running.discard(name)
+            return rc
+        proc.poll = poll
+        return proc
+
+    assert run_stages(tmp_path, schedule, 2, launch, say=lambda s: None, poll_s=0) == 0
+    order = [n for n, _ in started]
+    assert order[:2] == ["c", "b"] and sorted(order) == ["a", "b", "c", "d"]
+    assert max(k for _, k in started) <= 2
+    assert order.index("d") > order.index("a")
+    assert schedule.done == {"a", "b", "c", "d"}
+
+
+def test_jobs_come_from_the_environment_with_a_one_line_refusal(monkeypatch):
+    monkeypatch.setenv("BOARDRL_REPRO_JOBS", "3")
+    assert default_jobs() == 3
+    monkeypatch.setenv("BOARDRL_REPRO_JOBS", "two")
+    with pytest.raises(SystemExit, match="BOARDRL_REPRO_JOBS must be a positive integer, got 'two'"):
+        default_jobs()
