@@ -23,8 +23,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
-# The whole pipeline (dvc.yaml): data, training, evaluation, report.  PROFILE=default runs `dvc repro`; another
-# profile (profiles/<name>.yaml: tiny, full) runs `dvc repro` in its own lasting folder (.dvc/tmp/exps/profiles/
+# The whole pipeline (dvc.yaml): data, training, evaluation, report, with independent stages side by side (one per
+# core; BOARDRL_REPRO_JOBS=1 runs a plain `dvc repro`).  PROFILE=default runs in the workspace; another
+# profile (profiles/<name>.yaml: tiny, full) runs in its own lasting folder (.dvc/tmp/exps/profiles/
 # <name>) and is saved as a DVC experiment, so its results stay apart (`dvc exp show`, `dvc exp apply <name>`) and
 # a killed run, rerun with the same command, continues from its checkpoints and finished stages.  params.yaml (+ the overlay) is validated first:
 # a mistake is one `error:` line before DVC runs.  The venv's bin/ goes first on PATH so the stages' `python`

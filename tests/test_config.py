@@ -206,7 +206,7 @@ def test_bad_values_name_their_key(raw, path, value, key, problem):
         ({"game": "chess"}, "experiments.x.game", "unknown game 'chess'"),
         ({"learner": "dqn9000"}, "experiments.x.learner", "unknown learner 'dqn9000'; known learners: "),
         ({"params": {"alphaa": 0.2}}, "experiments.x.params.alphaa",
-         "unknown key; known keys here: checkpoint_every, games, alpha, gamma, "),
+         "unknown key; known keys here: opponent, learner_seat, checkpoint_every, games, alpha, gamma, "),
         ({"params": {"alpha": "fast"}}, "experiments.x.params.alpha", "valid number"),
         ({"params": {"alpha": 1.5}}, "experiments.x.params.alpha", "less than or equal to 1"),
         ({"params": {"games": -5}}, "experiments.x.params.games", "greater than or equal to 1"),

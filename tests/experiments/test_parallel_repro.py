@@ -38,7 +38,7 @@ def _project(tmp_path: Path, fail_c: bool = False) -> Path:
     root = tmp_path / "proj"
     root.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run(["dvc", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["dvc", "init", "-q"], cwd=root, check=True, env=_env())
     (root / "input.txt").write_text("x\n")
     check_c = "sys.exit(3) if open('input.txt').read() == 'fail\\\\n' else None; " if fail_c else ""
     stages = {
@@ -155,3 +155,32 @@ def test_jobs_come_from_the_environment_with_a_one_line_refusal(monkeypatch):
     monkeypatch.setenv("BOARDRL_REPRO_JOBS", "two")
     with pytest.raises(SystemExit, match="BOARDRL_REPRO_JOBS must be a positive integer, got 'two'"):
         default_jobs()
+
+
+def test_a_stage_that_keeps_every_core_busy_runs_alone():
+    graph = StageGraph(("t1", "t2", "big", "t3"), {n: frozenset() for n in ("t1", "t2", "big", "t3")})
+    schedule = Schedule(graph, {"t1", "t2", "big", "t3"}, seconds={"big": 100.0}, cores={"big": 2})
+    assert schedule.to_start(2, []) == ["big"]  # first by its time; nothing fits beside it
+    schedule.started.add("big")
+    assert schedule.to_start(2, ["big"]) == []
+    schedule.done.add("big")
+    assert schedule.to_start(2, []) == ["t1", "t2"]  # one-core stages pair up
+    schedule.started |= {"t1", "t2"}
+    assert schedule.to_start(2, ["t1"]) == ["t3"]
+    # a stage asking for more cores than there are still runs, alone
+    wide = Schedule(graph, {"big"}, cores={"big": 8})
+    assert wide.to_start(2, []) == ["big"] and wide.to_start(2, ["t1"]) == []
+
+
+def test_torch_stages_claim_their_threads_and_the_rest_one_core(monkeypatch):
+    from boardrl.experiments.parallel_repro import stage_cores
+
+    monkeypatch.delenv("BOARDRL_TORCH_THREADS", raising=False)  # tests/conftest.py sets 1 for the suite
+    root = Path(__file__).resolve().parents[2]
+    cores = stage_cores(root, 2)
+    assert cores["referee"] == 2
+    assert cores["train@tictactoe_dqn"] == 1  # its params set threads: 1
+    assert cores["train@connect4_alphazero"] == 2 and cores["evaluate@connect4_alphazero"] == 2
+    assert "train@tictactoe_tabular_q" not in cores  # one core
+    monkeypatch.setenv("BOARDRL_TORCH_THREADS", "1")
+    assert stage_cores(root, 2)["train@connect4_alphazero"] == 1  # the override torch itself would take

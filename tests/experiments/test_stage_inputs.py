@@ -76,11 +76,11 @@ def test_write_inputs_writes_a_curve_file_per_experiment(raw, tmp_path):
 
 
 def test_the_report_stage_depends_on_all_the_code_and_settings_it_reads():
-    """report/ validates params.yaml with config.py and asks solvers/conniption.py for forced wins: both are in its
+    """report/ validates params.yaml with config/ and asks solvers/conniption.py for forced wins: both are in its
     fingerprint, and dvc.yaml makes the stage depend on that fingerprint and on params.yaml."""
     code = inputs.report_inputs()["code"]
-    for path in ("boardrl/report/build.py", "boardrl/report/alphazero_section.py", "boardrl/config.py",
-                 "boardrl/solvers/conniption.py"):
+    for path in ("boardrl/report/build.py", "boardrl/report/alphazero_section.py", "boardrl/config/schema.py",
+                 "boardrl/config/checks.py", "boardrl/solvers/conniption.py"):
         assert path in code, path
     assert not any(p.startswith(("boardrl/learn/dqn", "boardrl/web/", "boardrl/tools/")) for p in code)
     deps = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["report"]["deps"]

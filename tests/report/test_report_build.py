@@ -488,7 +488,7 @@ def test_a_failed_build_leaves_the_previous_report(results, tmp_path):
     bad = json.loads((results / "eval" / f"{TTT}.json").read_text())
     del bad["seeds"]["0"]["opponents"]["random"]["as_second"]
     (results / "eval" / f"{TTT}.json").write_text(json.dumps(bad))
-    with pytest.raises(ReportError, match="seeds.0.opponents.random.as_second needs win, draw, loss and games"):
+    with pytest.raises(ReportError, match="seeds.0.opponents.random.as_second: Field required"):
         build_report(results, out)
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left behind

@@ -89,7 +89,7 @@ def _eval_not_json(r: Path) -> tuple[Path, str]:
 def _eval_missing_seat(r: Path) -> tuple[Path, str]:
     p = r / "eval" / f"{TTT}.json"
     _edit_json(p, lambda d: d["seeds"]["1"]["opponents"]["random"].pop("as_second"))
-    return p, "seeds.1.opponents.random.as_second needs win, draw, loss and games"
+    return p, "seeds.1.opponents.random.as_second: Field required"
 
 
 def _eval_old_layout(r: Path) -> tuple[Path, str]:
@@ -101,7 +101,7 @@ def _eval_old_layout(r: Path) -> tuple[Path, str]:
 def _across_values_short(r: Path) -> tuple[Path, str]:
     p = r / "eval" / f"{TTT}.json"
     _edit_json(p, lambda d: d["across_seeds"]["opponents"]["random"]["win"]["values"].pop())
-    return p, r"across_seeds.opponents.random.win.values must hold one value per seed \(3\)"
+    return p, r"across_seeds: opponents.random.win.values must hold one value per seed \(3\)"
 
 
 def _summary_other_game(r: Path) -> tuple[Path, str]:

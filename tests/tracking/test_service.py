@@ -19,6 +19,12 @@ from boardrl.tracking import service
 
 pytestmark = pytest.mark.timeout(240)
 
+
+@pytest.fixture(autouse=True)
+def _service_on(monkeypatch):
+    """The suite runs MLflow writes in-process (tests/conftest.py); these tests are about the service."""
+    monkeypatch.setenv(service.SERVICE_ENV, "on")
+
 #: Opens one run in workspace argv[1] with label argv[2], logs a metric, prints its run id and the service's pid.
 STAGE = """
 import sys

@@ -63,15 +63,9 @@ def _dots(game: Game) -> bool:
     return game.game_id.startswith("dots_and_boxes_")
 
 
-#: The Dots and Boxes retrograde referee's limit (3x3 boxes, 2x4, 1x7): ``solvers.dots_and_boxes.MAX_REFEREE_EDGES``,
-#: repeated rather than imported so that listing agents loads no solver module.
-MAX_REFEREE_EDGES = 24
-
-
 def _has_referee(game: Game) -> bool:
-    if game.game_id in ("tictactoe", "connect4"):
-        return True
-    return _dots(game) and getattr(game, "num_edges", MAX_REFEREE_EDGES + 1) <= MAX_REFEREE_EDGES
+    """Whether the game's exact referee solves this board (its descriptor says, without loading a solver)."""
+    return game.descriptor.has_referee
 
 
 # ---------------------------------------------------------------------------------------------- entries

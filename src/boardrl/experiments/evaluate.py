@@ -16,6 +16,7 @@ fingerprint (experiments/inputs.py) counts this module's function-level imports 
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from functools import cache
@@ -34,6 +35,7 @@ from boardrl.evaluate.exact_loss import SEAT_KEYS, ExactLossError, exact_loss
 from boardrl.evaluate.match import play_match
 from boardrl.evaluate.optimal_rate import optimal_move_rate
 from boardrl.evaluate.phases import rates_by_phase
+from boardrl.evaluate.schema import check_evaluation
 from boardrl.evaluate.seeds import across_seeds
 from boardrl.evaluate.stats import SEATS
 from boardrl.paths import ExperimentPaths
@@ -331,10 +333,19 @@ def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
         results["across_seeds"] = spread(per_seed, params.evaluate.seed)
         for key, value in _flat_spread(results["across_seeds"]).items():
             log_metric(metric_key(*key.split("/")), value, step=budget)
+        _check_results(paths, results)
         publish_all(paths.stage_journal("evaluate"), lambda pub: _stage_results(pub, paths, exp_id, results),
                     f"evaluate: {exp_id}")
         log_artifact(paths.evaluation)
     return results
+
+
+def _check_results(paths: ExperimentPaths, results: dict[str, Any]) -> None:
+    """Refuse to publish results the report could not read (``evaluate/schema.py``, the file's model)."""
+    try:
+        check_evaluation(json.loads(json.dumps(results)))  # as the file will read back: seed keys as text
+    except ValueError as exc:
+        raise BoardRLError(f"evaluate: {paths.evaluation}: the results do not fit their model: {exc}") from None
 
 
 def _stage_results(pub: Publication, paths: ExperimentPaths, exp_id: str, results: dict[str, Any]) -> None:

@@ -37,12 +37,6 @@ DISPATCH_MODULES = frozenset({"boardrl.games", "boardrl.solvers.registry", "boar
 #: Function-level imports a stage never runs: ``train_seed`` measures the curve in training only for a sweep
 #: (whose roots hold the curve code), so editing the curve code reruns curve@<id> and no train stage.
 NOT_FOLLOWED = {"boardrl.experiments.train": frozenset({"boardrl.experiments.curve"})}
-#: The referee module of each game module (what ``solvers.registry.make_referee`` dispatches to).
-REFEREE_MODULES = {
-    "boardrl.games.tictactoe": "boardrl.solvers.tictactoe",
-    "boardrl.games.connect4": "boardrl.solvers.connect4",
-    "boardrl.games.dots_and_boxes": "boardrl.solvers.dots_and_boxes",
-}
 TRAIN_CODE = ("boardrl.experiments.train", "boardrl.config")
 CURVE_CODE = ("boardrl.experiments.curve", "boardrl.config")
 EVALUATE_CODE = ("boardrl.experiments.evaluate", "boardrl.config", "boardrl.agents.models")
@@ -100,10 +94,12 @@ def closure(roots: list[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------- roots
-def _game_module(game_id: str) -> str:
+def _game_modules(game_id: str) -> list[str]:
+    """The game's rules module and the referee module its descriptor names (what ``make_referee`` imports)."""
     from boardrl.games import make_game
 
-    return type(make_game(game_id)).__module__
+    game = make_game(game_id)
+    return [type(game).__module__, *filter(None, [game.descriptor.referee_module])]
 
 
 def _agent_modules(game_id: str, specs: list[str], params: Params) -> list[str]:
@@ -126,8 +122,7 @@ def _agent_modules(game_id: str, specs: list[str], params: Params) -> list[str]:
 def stage_roots(params: Params, exp_id: str, stage: str) -> list[str]:
     """The modules a stage of ``exp_id`` runs, before following imports."""
     e = params.experiment(exp_id)
-    game_module = _game_module(e.game)
-    roots = [f"boardrl.learn.{e.learner}", game_module, REFEREE_MODULES.get(game_module, game_module)]
+    roots = [f"boardrl.learn.{e.learner}", *_game_modules(e.game)]
     if stage == "train":
         spec = getattr(params.learner_params(exp_id), "opponent", None)
         return roots + list(TRAIN_CODE) + _agent_modules(e.game, [spec] if spec else [], params)
@@ -202,8 +197,7 @@ TOURNAMENT_CODE = ("boardrl.experiments.tournament", "boardrl.evaluate.tournamen
 def tournament_inputs(params: Params, tid: str) -> dict[str, Any]:
     """The code fingerprint of stage ``tournament@<tid>``: its modules, the game and the players' modules."""
     t = params.tournaments[tid]
-    game_module = _game_module(t.game)
-    roots = (list(TOURNAMENT_CODE) + [game_module, REFEREE_MODULES.get(game_module, game_module)]
+    roots = (list(TOURNAMENT_CODE) + _game_modules(t.game)
              + _agent_modules(t.game, list(t.agents), params))  # the referee: a `perfect` player judges with it
     code = code_fingerprint(roots)
     return {"tournament": tid, "stage": "tournament", "code": code, "data": book_inputs(code)}
@@ -217,8 +211,8 @@ def referee_inputs(params: Params) -> dict[str, Any]:
     and each game's module and referee."""
     from boardrl.experiments.referee import stage_games
 
-    modules = [_game_module(g) for g in stage_games(params)]
-    code = code_fingerprint(list(REFEREE_CODE) + modules + [REFEREE_MODULES.get(m, m) for m in modules])
+    modules = [m for g in stage_games(params) for m in _game_modules(g)]
+    code = code_fingerprint(list(REFEREE_CODE) + modules)
     return {"stage": "referee", "games": stage_games(params), "code": code, "data": book_inputs(code)}
 
 

@@ -9,7 +9,9 @@ stage's command runs, its read/write locks on the stage's dependencies and outpu
 decides *when* to start each stage; DVC still decides whether a stage is out of date, runs it, caches its outputs
 and writes ``dvc.lock``.  A stage starts once every stage it depends on (DVC's own graph) has finished.
 
-What runs: the stages ``dvc status`` reports changed, and everything downstream of them (DVC skips a downstream
+Which stages share the cores: one-core stages run side by side, and a stage that keeps every core busy (torch's
+training and play, the referee) runs alone (``stage_cores``).  What runs: the stages ``dvc status`` reports
+changed, and everything downstream of them (DVC skips a downstream
 stage whose inputs came out unchanged, as ``dvc repro`` does).  A plain ``dvc repro`` follows, which finds
 nothing left to do unless a stage was added meanwhile; it is the check that the parallel run left the pipeline
 complete.  Results do not depend on the order or on what ran beside a stage: a model is a function of (game,
@@ -99,6 +101,7 @@ class Schedule:
     graph: StageGraph
     to_run: set[str]
     seconds: Mapping[str, float] = field(default_factory=dict)
+    cores: Mapping[str, int] = field(default_factory=dict)  # cores a stage keeps busy (default 1)
     done: set[str] = field(default_factory=set)
     started: set[str] = field(default_factory=set)
 
@@ -111,6 +114,48 @@ class Schedule:
 
     def finished(self) -> bool:
         return self.done >= self.to_run
+
+    def to_start(self, jobs: int, running: list[str]) -> list[str]:
+        """The ready stages that fit beside the running ones in ``jobs`` cores (one stage always may run)."""
+        free = jobs - sum(self.cores.get(n, 1) for n in running)
+        out = []
+        for name in self.ready():
+            need = min(self.cores.get(name, 1), jobs)
+            if need <= free or not (running or out):
+                out.append(name)
+                free -= need
+        return out
+
+
+def stage_cores(root: Path, jobs: int) -> dict[str, int]:
+    """The cores each stage keeps busy: every stage of a torch learner's experiment as many as torch's threads
+    (its ``threads`` param, else torch's 2, or all cores where torch chooses), the ``referee`` stage and sweeps
+    all of them, everything else one.
+
+    Why: torch's OpenMP threads spin while they wait for each other, so a torch stage that shares the cores with
+    anything runs many times slower (measured: a small conv net's training took 25 times as long with a second
+    copy beside it).  Such a stage runs alone; one-core stages (tabular learners, scalar matches) pair up.
+    """
+    from boardrl.config import load_params
+    from boardrl.learn import learner_class
+    from boardrl.learn.device import DEFAULT_THREADS, THREADS_ENV
+
+    if not (root / "params.yaml").is_file():
+        return {}  # not a boardrl pipeline: nothing is known about its stages
+    params = load_params(root / "params.yaml")
+    cores: dict[str, int] = {"referee": jobs}
+    cores.update({f"sweep@{sid}": jobs for sid in params.sweeps})
+    cores.update({f"tournament@{tid}": jobs for tid in params.tournaments})
+    for exp_id, e in params.experiments.items():
+        if learner_class(e.learner).arithmetic != "torch":
+            continue
+        lp = params.learner_params(exp_id)
+        if "threads" in type(lp).model_fields:  # learn/device.py torch_threads: the param, the environment, 2
+            cores[f"train@{exp_id}"] = lp.threads or int(os.environ.get(THREADS_ENV) or DEFAULT_THREADS)
+        else:
+            cores[f"train@{exp_id}"] = jobs
+        cores[f"curve@{exp_id}"] = cores[f"evaluate@{exp_id}"] = jobs  # torch's own default: every core
+    return cores
 
 
 def default_jobs() -> int:
@@ -177,11 +222,26 @@ def run_stages(root: Path, schedule: Schedule, jobs: int, launch: Launcher, say:
                progress: Callable[[list[str]], None] = lambda running: None, poll_s: float = 0.2) -> int:
     """Start ready stages, at most ``jobs`` at once, until all finished or one failed; DVC's exit status."""
     running: dict[str, tuple[subprocess.Popen, float]] = {}
+    try:
+        return _run(root, schedule, jobs, launch, say, progress, poll_s, running)
+    except KeyboardInterrupt:  # Ctrl-C reached the stages too (one process group): let DVC record what it can
+        for proc, _ in running.values():
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        say("stopped: rerun the same command to continue (finished stages are kept, training resumes)")
+        return 130
+
+
+def _run(root: Path, schedule: Schedule, jobs: int, launch: Launcher, say: Callable[[str], None],
+         progress: Callable[[list[str]], None], poll_s: float,
+         running: dict[str, tuple[subprocess.Popen, float]]) -> int:
     seconds = dict(schedule.seconds)
     failure = 0
     while running or (not failure and not schedule.finished()):
         if not failure:
-            for name in schedule.ready()[: max(0, jobs - len(running))]:
+            for name in schedule.to_start(jobs, list(running)):
                 schedule.started.add(name)
                 running[name] = (launch(name, log_path(root, name)), time.monotonic())
                 progress(sorted(running))
@@ -222,7 +282,7 @@ def parallel_repro(root: Path, env: Mapping[str, str] | None = None, jobs: int |
         return subprocess.call(["dvc", "repro"], cwd=root, env=env)
     graph = load_graph(root)
     to_run = graph.downstream_closure(changed_stages(root, env))
-    schedule = Schedule(graph, to_run, _read_seconds(root))
+    schedule = Schedule(graph, to_run, _read_seconds(root), stage_cores(root, jobs))
     print(f"repro: {len(to_run)} of {len(graph.order)} stages to check, {jobs} at a time (logs: "
           f"{Path(*LOG_DIR)}/)", file=sys.stderr, flush=True)
     with tqdm(total=len(to_run), desc="stages", unit="stage", file=sys.stderr, dynamic_ncols=True) as bar:

@@ -28,13 +28,36 @@ scalar ``encode`` is by default the batched one on a single row, so the two cann
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
 from boardrl.errors import BoardRLError
 
-__all__ = ["BoardRLError", "IllegalMoveError", "NotationError", "WrongGameError", "Game", "BatchedGame"]
+__all__ = ["BoardRLError", "IllegalMoveError", "NotationError", "WrongGameError", "Game", "BatchedGame",
+           "GameDescriptor"]
+
+
+@dataclass(frozen=True)
+class GameDescriptor:
+    """What the rest of boardrl needs to know about a game besides its rules, declared beside the rules.
+
+    Why: the referee registry, the agent registry (which agents need a referee), the ``inputs`` stage (which
+    referee module a stage's code includes) and the web page (a game's title and how to draw it) all read this, so
+    a new game touches its own modules and ``params.yaml``, not a list in each of them.
+    """
+
+    title: str  # for people: the web page's menu
+    notation: str  # one move in words (the web page's URLs and ``boardrl play`` take it)
+    example: str  # a move string in that notation
+    board: str  # how the web page draws it: "cells", "columns", "conniption" or "dots"
+    referee: str | None = None  # "<module>:<class>" of its exact referee (``solvers.registry.make_referee``)
+    has_referee: bool = False  # whether that referee solves this very board (Dots and Boxes: up to 24 edges)
+
+    @property
+    def referee_module(self) -> str | None:
+        return self.referee.split(":")[0] if self.referee else None
 
 
 class IllegalMoveError(BoardRLError):
@@ -61,6 +84,8 @@ class Game(ABC):
     state_type: ClassVar[type]
     #: Shape of ``encode(state)``: (planes, height, width).
     encoding_shape: ClassVar[tuple[int, int, int]]
+    #: Title, notation, board drawing and referee (see ``GameDescriptor``).
+    descriptor: GameDescriptor
 
     #: ``(state, legal-move bits)`` for the last state this game's ``play`` returned: that state was made by the
     #: rule kernel from a checked state and move, so ``play`` trusts it and ``legal_moves`` reads its mask from

@@ -24,7 +24,7 @@ from numba import njit
 
 from boardrl.games._kernels import INT64, popcount, set_returns, trusted_entry_on_first_call, tuple_of
 from boardrl.errors import BoardRLError
-from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError, NotationError
+from boardrl.games.base import BatchedGame, DigitNotation, Game, GameDescriptor, IllegalMoveError, NotationError
 
 ROWS = 6
 COLS = 7
@@ -392,6 +392,8 @@ class Connect4(DigitNotation, Game):
     """Connect 4 on the Tromp bitboard; see the module docstring for the state layout and notation."""
 
     game_id = "connect4"
+    descriptor = GameDescriptor(title="Connect 4", notation="column 1-7 (1 = leftmost)", example="4453",
+                                board="columns", referee="boardrl.solvers.connect4:Connect4Referee", has_referee=True)
     move_noun = "columns 1-7 written as digits (1 = leftmost), e.g. '4453'"
     num_actions = COLS
     state_type = Connect4State

@@ -47,7 +47,7 @@ from numba import njit
 
 from boardrl.games._kernels import BOOLEAN, INT64, set_returns, trusted_entry_on_first_call, tuple_of
 from boardrl.errors import BoardRLError
-from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError
+from boardrl.games.base import BatchedGame, Game, GameDescriptor, IllegalMoveError, NotationError
 
 COLS = 7
 ROWS = 6
@@ -363,6 +363,8 @@ class Conniption(Game):
     """Conniption rules; ``seed_draw_rule=True`` reproduces the seed's draw-before-win order (see module doc)."""
 
     game_id = "conniption"
+    descriptor = GameDescriptor(title="Conniption", notation="`f` flip, `n` none, `1`-`7` (a comma between turns)",
+                                example="n4n,f3n", board="conniption")  # no exact referee: the game is too big
     num_actions = NUM_ACTIONS
     state_type = ConniptionState
     encoding_shape = (8, ROWS, COLS)

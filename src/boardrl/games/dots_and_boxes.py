@@ -31,10 +31,13 @@ from numba import njit
 
 from boardrl.errors import BoardRLError
 from boardrl.games._kernels import INT64, permute_bits_batch, trusted_entry_on_first_call, tuple_of
-from boardrl.games.base import BatchedGame, Game, IllegalMoveError, NotationError, WrongGameError
+from boardrl.games.base import BatchedGame, Game, GameDescriptor, IllegalMoveError, NotationError, WrongGameError
 
 #: Edge sets are int64 bitmasks, and bit ``E`` serves as the "no box" sentinel, so E <= 62.
 MAX_EDGES = 62
+#: The largest board the exact referee (``solvers/dots_and_boxes.py``) solves: its table has 2^edges int8 entries,
+#: and 2^24 = 16 MiB fits 3x3 boxes, 2x4 (22 edges) and 1x7 (22 edges); 4x4 (40 edges) does not.
+MAX_REFEREE_EDGES = 24
 
 
 class DotsAndBoxesState(NamedTuple):
@@ -338,6 +341,10 @@ class DotsAndBoxes(Game):
         #: wall sets of its two boxes (``edge_box_masks[e]``) included, so no array crosses into numba per move.
         self._edge_args = [(e, int(m0), int(m1), self.full) for e, (m0, m1) in enumerate(geo.edge_box_masks)]
         self._mask_tables = _mask_tables(self.num_edges)
+        self.descriptor = GameDescriptor(  # type: ignore[misc]
+            title=f"Dots and Boxes {self.rows}x{self.cols}", notation="edge number (seed 001's numbering)",
+            example="0,12,3", board="dots", referee="boardrl.solvers.dots_and_boxes:DotsAndBoxesReferee",
+            has_referee=self.num_edges <= MAX_REFEREE_EDGES)
 
     def __reduce__(self):
         """Pickle by board size: the per-size state class is made at run time, so rebuild rather than copy."""

@@ -14,7 +14,7 @@ from numba import njit
 from boardrl.games._kernels import (
     INT64, permute_bits_batch, popcount, set_returns, trusted_entry_on_first_call, tuple_of,
 )
-from boardrl.games.base import BatchedGame, DigitNotation, Game, IllegalMoveError
+from boardrl.games.base import BatchedGame, DigitNotation, Game, GameDescriptor, IllegalMoveError
 
 LINES = np.array(
     [0b000000111, 0b000111000, 0b111000000, 0b001001001, 0b010010010, 0b100100100, 0b100010001, 0b001010100],
@@ -155,6 +155,8 @@ def _map_bits(bits: int, cell_map: np.ndarray) -> int:
 
 class TicTacToe(DigitNotation, Game):
     game_id = "tictactoe"
+    descriptor = GameDescriptor(title="Tic-tac-toe", notation="cell 1-9, row-major", example="159", board="cells",
+                                referee="boardrl.solvers.tictactoe:TicTacToeReferee", has_referee=True)
     move_noun = "cells 1-9 written as digits, row-major (1 2 3 / 4 5 6 / 7 8 9)"
     num_actions = 9
     state_type = TicTacToeState

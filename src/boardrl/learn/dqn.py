@@ -68,9 +68,10 @@ from boardrl.agents.network import NetworkAgent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
 from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_json
-from boardrl.learn.dqn_params import SEATS, DQNParams
 from boardrl.learn.device import adam, pick_device, torch_threads
+from boardrl.learn.dqn_params import DQNParams
 from boardrl.learn.league import League
+from boardrl.learn.opponent import learner_players
 from boardrl.nn import AnyNetwork, build_network, network_preset, parse_network_config
 from boardrl.learn.replay import ReplayBuffer
 
@@ -271,8 +272,7 @@ class DQNLearner(Learner):
             self.env.states[rows] = self.starts[self.rng.integers(0, len(self.starts), size=rows.size)]
         numbers = self.counters["games_started"] + np.arange(rows.size)
         if self.opponent is not None:
-            seat = self.p.learner_seat
-            self.learner_player[rows] = numbers % 2 if seat == "alternate" else SEATS[seat]
+            self.learner_player[rows] = learner_players(self.p.learner_seat, numbers)
         elif self.league.share > 0:
             theirs, self.member[rows] = self.league.seats(self.counters["games_started"], rows.size, self.rng)
             self.learner_player[rows] = np.where(theirs >= 0, 1 - theirs, -1)

@@ -10,13 +10,13 @@ from pydantic import Field, field_validator, model_validator
 
 from boardrl.learn.base import Exploration, LearnerParams
 from boardrl.learn.league import LeagueFields
+from boardrl.learn.opponent import OpponentFields
 from boardrl.nn.presets import PRESETS, check_network_spec
 
-SEATS = {"first": 0, "second": 1}
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
 
 
-class DQNParams(LearnerParams, LeagueFields):
+class DQNParams(LearnerParams, OpponentFields, LeagueFields):
     """DQN settings; defaults as in the module docstring (seed 002's values where it has one)."""
 
     steps: int = Field(100_000, ge=1, description="training budget: the learner's environment steps (decisions)")
@@ -46,9 +46,6 @@ class DQNParams(LearnerParams, LeagueFields):
     exploration: Exploration = Field(
         default_factory=lambda: Exploration(schedule="linear", start=1.0, end=0.05, decay_games=20_000),
         description="epsilon schedule; its decay_games counts env steps here")
-    opponent: str | None = Field(None, description="make_agent spec of a fixed opponent; null = self-play")
-    learner_seat: Literal["alternate", "first", "second"] = Field(
-        "alternate", description="with an opponent: which player the learner is (alternate = by game number)")
     starts: Literal["uci"] | None = Field(None, description="null: the initial position; uci: a uniformly "
                                           "drawn UCI 8-ply Connect 4 position per game (seed 000 exp 04)")
     uci_path: str = Field(str(UCI_TABLE), description="the UCI table (prepare stage) for starts: uci")
@@ -68,9 +65,7 @@ class DQNParams(LearnerParams, LeagueFields):
         return check_network_spec(value)
 
     @model_validator(mode="after")
-    def _seat_needs_opponent(self) -> "DQNParams":
-        if self.opponent is None and self.learner_seat != "alternate":
-            raise ValueError("learner_seat applies only with an opponent (self-play plays both seats)")
+    def _one_kind_of_opponent(self) -> "DQNParams":
         if self.opponent is not None and self.opponent_share > 0:
             raise ValueError("opponent plays every game; opponents with opponent_share play a share of them: "
                              "choose one")

@@ -39,13 +39,11 @@ from boardrl.agents.learned import GreedyQAgent, QTable, greedy_first, table_fin
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.opponent import OpponentFields, learner_players
 from boardrl.learn.slots import GameSlots, segment_stop, waves
 from boardrl.learn.space import BUDGET, choices, floats, fraction_of
 
-SEATS = {"first": 0, "second": 1}
-
-
-class TabularQParams(LearnerParams):
+class TabularQParams(LearnerParams, OpponentFields):
     """Defaults reproduce seed 000 experiment 03: self-play from the empty board, alpha 0.1, gamma 1,
     uniform random behaviour (epsilon 1), unseen entries N(0, 0.3), 70,000 games."""
 
@@ -54,10 +52,6 @@ class TabularQParams(LearnerParams):
     gamma: float = Field(1.0, ge=0.0, le=1.0, description="discount per decision")
     init_std: float = Field(0.3, ge=0.0, description="standard deviation of unseen entries' initial values")
     exploration: Exploration = Field(default_factory=lambda: Exploration(schedule="constant", start=1.0))
-    opponent: str | None = Field(None, description="make_agent spec of a fixed opponent; null = self-play")
-    learner_seat: Literal["alternate", "first", "second"] = Field(
-        "alternate", description="with an opponent: which player the learner is (alternate = by game number)"
-    )
     start: str = Field("", description="move string of the position every game starts from ('' = initial)")
     parallel_games: int = Field(256, ge=1, description="games played side by side on the batched engine")
     reward: Literal["result", "margin"] = Field(
@@ -69,12 +63,6 @@ class TabularQParams(LearnerParams):
         False, description="record Q(start, a) of every legal action after every game (seed 000 exp 01/02); "
         "needs parallel_games 1"
     )
-
-    @model_validator(mode="after")
-    def _seat_needs_opponent(self) -> "TabularQParams":
-        if self.opponent is None and self.learner_seat != "alternate":
-            raise ValueError("learner_seat applies only with an opponent (self-play plays both seats)")
-        return self
 
     @model_validator(mode="after")
     def _trace_is_sequential(self) -> "TabularQParams":
@@ -170,9 +158,7 @@ class _Trainer:
         """Player the learner is in each of these games (-1: both, in self-play)."""
         if self.opponent is None:
             return np.full(game_numbers.shape, -1, dtype=np.int64)
-        if self.p.learner_seat == "alternate":
-            return (game_numbers % 2).astype(np.int64)
-        return np.full(game_numbers.shape, SEATS[self.p.learner_seat], dtype=np.int64)
+        return learner_players(self.p.learner_seat, game_numbers)
 
     def _margins(self, states: np.ndarray, finished: np.ndarray) -> np.ndarray:
         """(N, 2) final score margins from each player's view, for the rows of games that just ended."""

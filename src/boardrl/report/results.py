@@ -12,7 +12,8 @@ An experiment is keyed by a stable id (``tictactoe_tabular_q``) and trained with
                                                 "across_seeds": {"seeds", "opponents", "optimal_move_rate"}}
 
 Why the checks: every problem is a one-line ``ReportError`` naming the file and what is wrong with it, so a
-broken stage output is found at once instead of surfacing as a strange figure.  ``read_curve`` is the one
+broken stage output is found at once instead of surfacing as a strange figure.  The evaluation file is checked
+against the model the evaluate stage validates it with before writing it (``evaluate/schema.py``).  ``read_curve`` is the one
 reader of the curve TSV in the project.
 """
 
@@ -28,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from boardrl.errors import BoardRLError
+from boardrl.evaluate.schema import check_evaluation
 from boardrl.evaluate.stats import SEATS
 
 CURVE_COLUMNS = ("step", "opponent", "seat", "win", "draw", "loss", "games")
@@ -161,76 +163,6 @@ def _check_unit_budget(data: dict[str, Any], where: str, path: Path) -> None:
         raise ReportError(f"{path}: {where}budget must be a non-negative integer, found {budget!r}")
 
 
-def _check_seat_block(block: Any, where: str, path: Path) -> None:
-    if not isinstance(block, dict):
-        raise ReportError(f"{path}: {where} must be an object")
-    for seat in SEATS:
-        stats = block.get(seat)
-        if not isinstance(stats, dict) or any(k not in stats for k in ("win", "draw", "loss", "games")):
-            raise ReportError(f"{path}: {where}.{seat} needs win, draw, loss and games")
-
-
-def _check_rate(rate: Any, where: str, path: Path) -> None:
-    if rate is not None and not (isinstance(rate, (int, float)) and 0.0 <= rate <= 1.0):
-        raise ReportError(f"{path}: {where} must be a number in [0, 1] or null, found {rate!r}")
-
-
-def _check_seed_block(block: Any, seed: int, path: Path) -> None:
-    where = f"seeds.{seed}"
-    if not isinstance(block, dict):
-        raise ReportError(f"{path}: {where} must be an object")
-    opponents = block.get("opponents")
-    if not isinstance(opponents, dict):
-        raise ReportError(f"{path}: {where} is missing the 'opponents' object")
-    for name, seat_block in opponents.items():
-        _check_seat_block(seat_block, f"{where}.opponents.{name}", path)
-    _check_rate(block.get("optimal_move_rate"), f"{where}.optimal_move_rate", path)
-    exact = block.get("exact_vs_perfect")
-    if exact is not None:
-        if not isinstance(exact, dict):
-            raise ReportError(f"{path}: {where}.exact_vs_perfect must be an object or null")
-        for seat in ("as_first", "as_second"):
-            _check_rate((exact.get(seat) or {}).get("loss"), f"{where}.exact_vs_perfect.{seat}.loss", path)
-    uci = block.get("uci")
-    if uci is not None:
-        if not isinstance(uci, dict):
-            raise ReportError(f"{path}: {where}.uci must be an object or null")
-        for label, seat_block in (uci.get("full") or {}).items():
-            _check_seat_block(seat_block, f"{where}.uci.full.{label}", path)
-    if "provenance" in block:
-        _check_provenance(block["provenance"], f"{where}.", path, seed)
-
-
-def _check_spread(s: Any, where: str, n_seeds: int, path: Path) -> None:
-    """An across-seeds statistic: IQM, a two-sided interval and one value per seed; null when a seed lacks it."""
-    if s is None:
-        return
-    if not isinstance(s, dict) or any(k not in s for k in ("iqm", "ci", "values")):
-        raise ReportError(f"{path}: {where} needs iqm, ci and values")
-    ci, values = s["ci"], s["values"]
-    if not isinstance(ci, list) or len(ci) != 2:
-        raise ReportError(f"{path}: {where}.ci must be [lo, hi]")
-    if not isinstance(values, list) or len(values) != n_seeds:
-        raise ReportError(f"{path}: {where}.values must hold one value per seed ({n_seeds})")
-
-
-def _check_across(across: Any, seeds: set[int], path: Path) -> None:
-    if not isinstance(across, dict):
-        raise ReportError(f"{path}: missing the 'across_seeds' object")
-    listed = across.get("seeds")
-    if not isinstance(listed, list) or not all(isinstance(k, int) and k in seeds for k in listed):
-        raise ReportError(f"{path}: across_seeds.seeds must list seeds of 'seeds' ({sorted(seeds)}), found {listed!r}")
-    opponents = across.get("opponents")
-    if not isinstance(opponents, dict):
-        raise ReportError(f"{path}: across_seeds is missing the 'opponents' object")
-    for name, block in opponents.items():
-        if not isinstance(block, dict) or any(out not in block for out in OUTCOMES):
-            raise ReportError(f"{path}: across_seeds.opponents.{name} needs win, draw and loss")
-        for out in OUTCOMES:
-            _check_spread(block[out], f"across_seeds.opponents.{name}.{out}", len(listed), path)
-    _check_spread(across.get("optimal_move_rate"), "across_seeds.optimal_move_rate", len(listed), path)
-
-
 def _seed_number(key: str, path: Path) -> int:
     if not re.fullmatch(r"0|[1-9][0-9]*", key):
         raise ReportError(f"{path}: seeds key {key!r} is not a seed number")
@@ -238,19 +170,20 @@ def _seed_number(key: str, path: Path) -> int:
 
 
 def read_evaluation(path: Path) -> dict[str, Any]:
-    """``results/eval/<id>.json`` with its per-seed blocks re-keyed by int seed."""
+    """``results/eval/<id>.json``, checked against the evaluate stage's own model (``evaluate/schema.py``), with
+    its per-seed blocks re-keyed by int seed."""
     data = _read_json(path)
     missing = [k for k in ("experiment", "game", "learner", "seeds", "across_seeds") if k not in data]
     if missing:
         raise ReportError(f"{path}: missing key(s) {', '.join(missing)}; expected {', '.join(IDENTITY_KEYS)}, "
                           "seeds, across_seeds")
-    _check_unit_budget(data, "", path)
     if not isinstance(data["seeds"], dict) or not data["seeds"]:
         raise ReportError(f"{path}: 'seeds' must be a non-empty object keyed by seed")
     seeds = {_seed_number(k, path): block for k, block in data["seeds"].items()}
-    for seed, block in seeds.items():
-        _check_seed_block(block, seed, path)
-    _check_across(data["across_seeds"], set(seeds), path)
+    try:
+        check_evaluation(data)
+    except ValueError as exc:
+        raise ReportError(f"{path}: {exc}") from None
     return {**data, "seeds": dict(sorted(seeds.items()))}
 
 

@@ -26,12 +26,10 @@ from numba import njit
 from boardrl import cache
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
-from boardrl.games.dots_and_boxes import DotsAndBoxes, DotsAndBoxesState, Geometry
+from boardrl.games.dots_and_boxes import MAX_REFEREE_EDGES, DotsAndBoxes, DotsAndBoxesState, Geometry
 from boardrl.solvers.base import Referee, Verdict
 from boardrl.atomic_io import atomic_writer
 
-#: 2^24 int8 entries = 16 MiB: 3x3 boxes, 2x4 (22 edges), 1x7 (22 edges) fit; 4x4 (40 edges) does not.
-MAX_REFEREE_EDGES = 24
 #: Below this many edges the table builds in milliseconds and is not worth a file.
 MIN_CACHED_EDGES = 17
 TABLE_VERSION = 1

@@ -35,14 +35,13 @@ from typing import Any, Iterator, Mapping
 
 from boardrl.tracking import owner
 from boardrl.tracking.provenance import canonical_json, dvc_exp_name, git_commit, source_dirty
-from boardrl.tracking.store import (  # noqa: F401 - the store's names, for callers that use this module alone
-    ARTIFACTS_DIR, DB_NAME, DEFAULT_EXPERIMENT_ID, EXPERIMENT_KIND, LEGACY_AGE_S, WORKSPACE_TAG, TrackingError,
-    artifact_location, close_runs, configure, database_error, database_message, ensure_experiment, experiment_id,
-    find_stale_runs, label_tags, quiet_migrations, stale_reason, tracking_errors, tracking_root, tracking_uri,
-    workspace,
+from boardrl.tracking.store import (  # noqa: F401 - the store's names that stages and tests reach through here
+    DB_NAME, LEGACY_AGE_S, WORKSPACE_TAG, TrackingError, artifact_location, configure, ensure_experiment, label_tags,
+    tracking_errors, tracking_root, tracking_uri, workspace,
 )
 
 _MAX_PARAM_CHARS = 6000  # MLflow's limit on one param value
+
 
 def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     """Nested params as MLflow params: ``{"a": {"b": 1}}`` -> ``{"a.b": "1"}``; lists as canonical JSON."""

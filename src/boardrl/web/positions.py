@@ -3,7 +3,8 @@
 Why a move string, not a state: a URL must restore a game, undo is dropping the last moves, and the move list
 and the referee's review need every earlier position anyway.  The string is the game's own move notation (the
 one ``boardrl solve`` and ``boardrl play`` read, ``Game.format_moves`` / ``Game.parse_moves``) with every space
-written as a comma, so that it needs no escaping in a URL:
+written as a comma, so that it needs no escaping in a URL (each game's descriptor, ``GameDescriptor`` in
+``games/base.py``, holds its line of this table and its title, and names the board drawing below):
 
 ==================  ===================================  ===========================================
 game                a move                               example
@@ -35,15 +36,6 @@ from boardrl.games.base import Game, IllegalMoveError, NotationError
 #: to 2 digits), and a bound on the work one request can ask for.
 MAX_MOVES_TEXT = 400
 
-GAME_NAMES = {
-    "tictactoe": "Tic-tac-toe",
-    "connect4": "Connect 4",
-    "dots_and_boxes_2x2": "Dots and Boxes 2x2",
-    "dots_and_boxes_3x3": "Dots and Boxes 3x3",
-    "conniption": "Conniption",
-}
-
-
 @lru_cache(maxsize=32)
 def game_for(game_id: str) -> Game:
     """The game of an id (one shared object per id: games are stateless apart from a one-slot memo)."""
@@ -53,9 +45,8 @@ def game_for(game_id: str) -> Game:
 
 
 def game_name(game: Game) -> str:
-    if game.game_id in GAME_NAMES:
-        return GAME_NAMES[game.game_id]
-    return game.game_id.replace("_", " ").capitalize()
+    """The game's title, from its descriptor (``games/base.py`` ``GameDescriptor``)."""
+    return game.descriptor.title
 
 
 def moves_text(game: Game, actions: Sequence[int]) -> str:
@@ -127,7 +118,7 @@ def result_text(game: Game, state: Any) -> str | None:
         return None
     winner = game.winner(state)
     text = "draw" if winner is None else f"{('first', 'second')[winner]} player wins"
-    if game.game_id.startswith("dots_and_boxes_"):
+    if game.descriptor.board == "dots":
         text += f" {state.score0}-{state.score1}"
     return text
 
@@ -158,16 +149,10 @@ def position_json(pos: Position) -> dict[str, Any]:
 
 def board_json(pos: Position) -> dict[str, Any]:
     """The board in a form the page draws without knowing the rules: cells, or dots, edges and boxes."""
-    gid = pos.game.game_id
-    if gid == "tictactoe":
-        return _tictactoe(pos)
-    if gid == "connect4":
-        return _connect4(pos)
-    if gid == "conniption":
-        return _conniption(pos)
-    if gid.startswith("dots_and_boxes_"):
-        return _dots(pos)
-    raise BoardRLError(f"the web app cannot draw {gid}")  # pragma: no cover - every game of make_game is drawn
+    draw = _BOARDS.get(pos.game.descriptor.board)
+    if draw is None:  # pragma: no cover - every game of make_game names a board drawn here
+        raise BoardRLError(f"the web app cannot draw {pos.game.game_id} (board {pos.game.descriptor.board!r})")
+    return draw(pos)
 
 
 def _tictactoe(pos: Position) -> dict[str, Any]:
@@ -229,3 +214,7 @@ def _dots(pos: Position) -> dict[str, Any]:
     s = pos.state
     return {"kind": "dots", "rows": game.rows, "cols": game.cols, "edges": edges, "boxes": boxes,
             "score": [s.score0, s.score1], "last": game.format_move(pos.actions[-1]) if pos.actions else None}
+
+
+#: The board drawings, by the ``board`` a game's descriptor names.
+_BOARDS = {"cells": _tictactoe, "columns": _connect4, "conniption": _conniption, "dots": _dots}
