@@ -42,7 +42,7 @@ def _project(tmp_path: Path, fail_c: bool = False) -> Path:
     (root / "input.txt").write_text("x\n")
     check_c = "sys.exit(3) if open('input.txt').read() == 'fail\\\\n' else None; " if fail_c else ""
     stages = {
-        "a": _stage("a.json", ["input.txt"]),
+        "a": _stage("a.json", ["input.txt"], check="print('note: a says hello'); "),
         "b": _stage("b.json", ["a.json"], sleep=2.0),
         "c": _stage("c.json", ["a.json", "input.txt"], sleep=2.0, check=check_c),
         "d": _stage("d.json", ["b.json", "c.json"]),
@@ -70,9 +70,10 @@ def test_graph_lists_stages_in_order_with_their_upstream(tmp_path):
     assert g.downstream_closure({"a"}) == {"a", "b", "c", "d"}
 
 
-def test_independent_stages_overlap_and_the_lock_is_complete(tmp_path):
+def test_independent_stages_overlap_and_the_lock_is_complete(tmp_path, capsys):
     root = _project(tmp_path)
     assert parallel_repro(root, _env(), jobs=2) == 0
+    assert "note: a says hello" in capsys.readouterr().err  # a stage's notes reach the terminal
     b, c = _times(root, "b"), _times(root, "c")
     assert max(b[0], c[0]) < min(b[1], c[1]), "b and c did not run side by side"
     assert _times(root, "a")[1] <= min(b[0], c[0]) and _times(root, "d")[0] >= max(b[1], c[1])

@@ -18,7 +18,7 @@ complete.  Results do not depend on the order or on what ran beside a stage: a m
 learner params, seed), and torch's thread count is part of the params (``learn/device.py``).
 
 Each stage's output goes to ``.dvc/tmp/repro-logs/<stage>.log``; the terminal shows one progress bar over the
-stages and a line per finished stage.  After a failure no new stage starts, the running ones finish, and the
+stages, a line per finished stage and the stage's notes and warnings.  After a failure no new stage starts, the running ones finish, and the
 failed stage's log tail is printed.  How long each stage took is kept in ``.dvc/tmp/stage-seconds.json``, and the
 next run starts the longest ready stage first (the others by their order in ``dvc.yaml``).
 """
@@ -259,12 +259,27 @@ def _run(root: Path, schedule: Schedule, jobs: int, launch: Launcher, say: Calla
                 seconds[name] = round(took, 1)
                 _write_seconds(root, seconds)
                 say(f"{name}: {_outcome(log_path(root, name))} in {took:.0f} s")
+                for line in _notes(log_path(root, name)):
+                    say(f"  {line}")
             else:
                 failure = failure or rc
                 log = log_path(root, name)
                 say(f"error: stage {name} failed (exit {rc}); its output is in {log}:\n{_tail(log)}")
             progress(sorted(running))
     return failure
+
+
+#: A stage's lines that are meant for the person at the terminal (the rest stays in its log).
+NOTE_PREFIXES = ("note:", "warning:", "WARNING:")
+
+
+def _notes(log: Path) -> list[str]:
+    """The stage's notes and warnings (an offline download's fallback, a resumed training, ...)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return []
+    return [line.strip() for line in text.replace("\r", "\n").splitlines() if line.startswith(NOTE_PREFIXES)]
 
 
 def _outcome(log: Path) -> str:
