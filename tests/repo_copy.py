@@ -56,7 +56,8 @@ def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = 
 
 
 def stage_env(project: Path | None = None) -> dict[str, str]:
-    """The environment `make repro` gives DVC: the venv first on PATH, no tracking settings inherited.
+    """The environment `make repro` gives DVC: the venv first on PATH, no tracking settings inherited, one stage
+    at a time.
 
     With ``project``, its ``src/`` comes first on PYTHONPATH: the copy's code runs, not the installed tree's.
     """
@@ -64,6 +65,10 @@ def stage_env(project: Path | None = None) -> dict[str, str]:
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONUNBUFFERED"] = "1"
     env["BOARDRL_PROGRESS"] = "0"
+    # One stage at a time: pytest's two workers already fill the two cores, and side-by-side stages beside the
+    # other worker's tests only oversubscribe them (tests/experiments/test_parallel_repro.py covers the
+    # side-by-side runs; the fault-injection test kills them too).
+    env["BOARDRL_REPRO_JOBS"] = "1"
     if project is not None and (Path(project) / "src").is_dir():
         env["PYTHONPATH"] = str(Path(project) / "src")
     return env
