@@ -67,7 +67,7 @@ def stage_env(project: Path | None = None) -> dict[str, str]:
     env["BOARDRL_PROGRESS"] = "0"
     # One stage at a time: pytest's two workers already fill the two cores, and side-by-side stages beside the
     # other worker's tests only oversubscribe them (tests/experiments/test_parallel_repro.py covers the
-    # side-by-side runs; the fault-injection test kills them too).
+    # side-by-side runs).
     env["BOARDRL_REPRO_JOBS"] = "1"
     if project is not None and (Path(project) / "src").is_dir():
         env["PYTHONPATH"] = str(Path(project) / "src")

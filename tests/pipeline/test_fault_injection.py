@@ -4,9 +4,8 @@ Two copies of the repository keep one tic-tac-toe tabular Q experiment (long eno
 training with checkpoints, or in any other stage: download, prepare, inputs, referee, curve, ladder, evaluate,
 report).  Each runs a small overlay, `resume`, with ``python -m boardrl.experiments.profiles run resume`` as
 ``make repro PROFILE=resume`` runs it: in the profile's lasting folder, saved as a DVC experiment at the end.  One
-copy runs once, one stage at a time.  The other is killed (SIGKILL to the whole process group: the profile
-command, DVC, the stages, their workers) at moments drawn from a seeded generator while it runs two stages side
-by side, and the same command runs again after each kill; a rerun
+copy runs once.  The other is killed (SIGKILL to the whole process group: the profile command, DVC, the stages,
+their workers) at moments drawn from a seeded generator, and the same command runs again after each kill; a rerun
 must never fail, and the last one ends the run.  Then:
 
 - every output that carries a number (model files, curve snapshots, curve, evaluation, metrics) is byte-equal
@@ -84,9 +83,7 @@ def numbers(where: Path) -> dict[str, object]:
 def kill_after(repo: Path, seconds: float, log: Path) -> bool:
     """Run the profile; SIGKILL its process group after ``seconds``; False if it finished first."""
     with log.open("a") as out:
-        # two stages side by side, as `make repro` runs on two cores: a kill lands in either, or between them
-        env = {**stage_env(repo), "BOARDRL_REPRO_JOBS": "2"}
-        proc = subprocess.Popen(CMD, cwd=repo, env=env, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(CMD, cwd=repo, env=stage_env(repo), stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         try:
             proc.wait(timeout=seconds)
