@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
+from boardrl.atomic_io import atomic_write_json
+
 LOG_DIR = (".dvc", "tmp", "repro-logs")
 SECONDS_FILE = (".dvc", "tmp", "stage-seconds.json")
 JOBS_ENV = "BOARDRL_REPRO_JOBS"  # stages side by side; default: the cores this process may use
@@ -193,17 +195,19 @@ def _read_seconds(root: Path) -> dict[str, float]:
 def _write_seconds(root: Path, seconds: Mapping[str, float]) -> None:
     path = root.joinpath(*SECONDS_FILE)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(dict(sorted(seconds.items())), indent=0))
-    os.replace(tmp, path)
+    atomic_write_json(path, dict(sorted(seconds.items())))
+
+
+def _log_lines(path: Path) -> list[str]:
+    """A stage's log as lines, progress-bar redraws (carriage returns) split apart; [] if unreadable."""
+    try:
+        return path.read_text(errors="replace").replace("\r", "\n").splitlines()
+    except OSError:
+        return []
 
 
 def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.replace("\r", "\n").splitlines()[-lines:])
+    return "\n".join(_log_lines(path)[-lines:])
 
 
 Launcher = Callable[[str, Path], subprocess.Popen]
@@ -275,11 +279,7 @@ NOTE_PREFIXES = ("note:", "warning:", "WARNING:")
 
 def _notes(log: Path) -> list[str]:
     """The stage's notes and warnings (an offline download's fallback, a resumed training, ...)."""
-    try:
-        text = log.read_text(errors="replace")
-    except OSError:
-        return []
-    return [line.strip() for line in text.replace("\r", "\n").splitlines() if line.startswith(NOTE_PREFIXES)]
+    return [line.strip() for line in _log_lines(log) if line.startswith(NOTE_PREFIXES)]
 
 
 def _outcome(log: Path) -> str:
