@@ -181,7 +181,11 @@ def test_torch_stages_claim_their_threads_and_the_rest_one_core(monkeypatch):
     cores = stage_cores(root, 2)
     assert cores["referee"] == 2
     assert cores["train@tictactoe_dqn"] == 1  # its params set threads: 1
-    assert cores["train@connect4_alphazero"] == 2 and cores["evaluate@connect4_alphazero"] == 2
+    assert cores["train@connect4_dqn"] == cores["evaluate@connect4_dqn"] == 1  # DQN's own default
+    assert cores["train@tictactoe_td_lambda"] == cores["curve@tictactoe_td_lambda"] == 1  # seed 003's learners
+    assert cores["train@tictactoe_alphazero"] == 1  # its params set threads: 1
+    assert cores["train@connect4_alphazero"] == cores["curve@connect4_alphazero"] == 2  # AlphaZero's default
+    assert cores["evaluate@connect4_alphazero"] == 2
     assert "train@tictactoe_tabular_q" not in cores  # one core
     monkeypatch.setenv("BOARDRL_TORCH_THREADS", "1")
     assert stage_cores(root, 2)["train@connect4_alphazero"] == 1  # the override torch itself would take

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from boardrl import cpu_pins
+from boardrl.errors import BoardRLError
 from boardrl.learn import device
 
 #: What each stand-in machine's environment caps (ATen, oneDNN, MKL); the pin must override all of it.
@@ -146,6 +147,41 @@ def test_threads_default_to_a_constant_not_the_machines_cores(monkeypatch):
     monkeypatch.delenv(device.THREADS_ENV, raising=False)
     try:
         assert device.torch_threads() == torch.get_num_threads() == device.DEFAULT_THREADS
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_thread_count_precedence_param_then_environment_then_learner():
+    assert device.resolved_threads(3, 1, {device.THREADS_ENV: "2"}) == 3
+    assert device.resolved_threads(None, 1, {device.THREADS_ENV: "2"}) == 2
+    assert device.resolved_threads(None, 1, {}) == 1
+    with pytest.raises(BoardRLError, match=r"BOARDRL_TORCH_THREADS must be a positive integer, got 'two'"):
+        device.resolved_threads(None, 1, {device.THREADS_ENV: "two"})
+    with pytest.raises(BoardRLError, match="torch threads must be >= 1, got 0"):
+        device.resolved_threads(0, 1, {})
+
+
+def test_every_stage_of_an_experiment_plays_on_its_learners_threads(monkeypatch):
+    """Train, curve and evaluate share one count: the param, else the learner's default (DQN and seed 003's
+    learners 1, AlphaZero 2); a numpy learner has none.  pin_stage_threads sets it in the process."""
+    torch = pytest.importorskip("torch")
+    from boardrl.learn import learner_params_model, pin_stage_threads, stage_threads
+
+    monkeypatch.delenv(device.THREADS_ENV, raising=False)  # tests/conftest.py sets 1 for the suite
+
+    def lp(name, **fields):
+        return learner_params_model(name).model_validate(fields)
+
+    assert stage_threads("dqn", lp("dqn")) == 1 and stage_threads("dqn", lp("dqn", threads=2)) == 2
+    assert stage_threads("alphazero", lp("alphazero")) == 2
+    assert stage_threads("td_lambda", lp("td_lambda")) == stage_threads("qnet", lp("qnet")) == 1
+    assert stage_threads("tabular_q", lp("tabular_q")) is None
+    before = torch.get_num_threads()
+    try:
+        assert pin_stage_threads("alphazero", lp("alphazero")) == torch.get_num_threads() == 2
+        assert pin_stage_threads("dqn", lp("dqn")) == torch.get_num_threads() == 1
+        torch.set_num_threads(before)
+        assert pin_stage_threads("tabular_q", lp("tabular_q")) is None and torch.get_num_threads() == before
     finally:
         torch.set_num_threads(before)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-from boardrl.config.errors import ConfigError, _from_validation_error, _short, _unwrap
+from boardrl.config.errors import ConfigError, from_validation_error, short_text, union_members
 from boardrl.config.limits import (
     LEARNER_LIMITS,
     MAX_CHECKPOINTS,
@@ -104,7 +104,7 @@ def _check_learner(p: Params, exp_id: str) -> None:
     try:
         learner = model.model_validate(e.params)
     except ValidationError as exc:
-        raise _from_validation_error(exc, model, ("experiments", exp_id, "params")) from None
+        raise from_validation_error(exc, model, ("experiments", exp_id, "params")) from None
     _check_learner_sizes(e.params, model, learner, f"{key}.params")
     spec = getattr(learner, "opponent", None)
     if isinstance(spec, str):
@@ -122,7 +122,7 @@ def _members(tp: Any) -> list[Any]:
     """The types an annotation admits: ``Annotated`` and ``Optional``/unions unwrapped."""
     if typing.get_origin(tp) is typing.Annotated:
         return _members(typing.get_args(tp)[0])
-    return [m for member in _unwrap(tp) for m in ([member] if member is tp else _members(member))]
+    return [m for member in union_members(tp) for m in ([member] if member is tp else _members(member))]
 
 
 def _value_problem(key: str, value: Any, annotation: Any, loc: str) -> tuple[str, str] | None:
@@ -133,7 +133,7 @@ def _value_problem(key: str, value: Any, annotation: Any, loc: str) -> tuple[str
         return (loc, f"a boolean is not a number (got {value!r})") if numeric else None
     if isinstance(value, int) and int in members:
         limit, why = LEARNER_LIMITS.get(key, (MAX_UNITS, "100 times the full profile's largest budget"))
-        return (loc, f"at most {limit:,} ({why}), got {_short(f'{value:,}')}") if value > limit else None
+        return (loc, f"at most {limit:,} ({why}), got {short_text(f'{value:,}')}") if value > limit else None
     if isinstance(value, dict):
         models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
         return _model_problem(value, models[0], loc) if models else None
@@ -246,7 +246,7 @@ def _check_tournament(p: Params, tid: str) -> None:
                      models_allowed=False)
 
 
-def _cross_check(p: Params, only_experiment: str | None = None) -> None:
+def cross_check(p: Params, only_experiment: str | None = None) -> None:
     """Every cross-section rule, or with ``only_experiment`` the rules of what that experiment's stages read.
 
     Why the scope: a per-experiment stage (train, evaluate; ~110 of them in `make repro`) pays for every check

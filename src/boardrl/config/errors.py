@@ -30,7 +30,7 @@ def _loc_text(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _unwrap(tp: Any) -> list[Any]:
+def union_members(tp: Any) -> list[Any]:
     """The members of a union annotation (or the annotation itself)."""
     origin = typing.get_origin(tp)
     if origin is typing.Union or origin is types.UnionType:
@@ -43,7 +43,7 @@ def _model_at(model: Any, loc: tuple[Any, ...]) -> Any:
     tp: Any = model
     for part in loc:
         nxt = None
-        for cand in _unwrap(tp):
+        for cand in union_members(tp):
             if isinstance(cand, type) and issubclass(cand, BaseModel):
                 field = cand.model_fields.get(part) if isinstance(part, str) else None
                 if field is not None:
@@ -57,7 +57,7 @@ def _model_at(model: Any, loc: tuple[Any, ...]) -> Any:
         if nxt is None:
             return None
         tp = nxt
-    models = [c for c in _unwrap(tp) if isinstance(c, type) and issubclass(c, BaseModel)]
+    models = [c for c in union_members(tp) if isinstance(c, type) and issubclass(c, BaseModel)]
     return models[0] if models else None
 
 
@@ -80,7 +80,7 @@ def _problem(err: dict[str, Any], root_model: Any) -> tuple[tuple[Any, ...], str
     return loc, msg
 
 
-def _short(text: str, width: int = 60) -> str:
+def short_text(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
@@ -101,7 +101,7 @@ def _did_you_mean(err: dict[str, Any], root_model: Any) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _from_validation_error(exc: ValidationError, root_model: Any, prefix: tuple[Any, ...] = ()) -> ConfigError:
+def from_validation_error(exc: ValidationError, root_model: Any, prefix: tuple[Any, ...] = ()) -> ConfigError:
     errors = exc.errors()
     first = _first_error(errors)
     loc, problem = _problem(first, root_model)

@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from boardrl.config.checks import _cross_check
+from boardrl.config.checks import cross_check
 from boardrl.config.errors import (
     EXIT_BAD_PARAMS,
     PARAMS_FILE,
     ConfigError,
-    _from_validation_error,
+    from_validation_error,
     fail,
 )
 from boardrl.config.schema import Params
@@ -22,14 +22,14 @@ from pydantic import ValidationError
 def parse_params(data: Any, only_experiment: str | None = None) -> Params:
     """Validate already-loaded YAML data; ``ConfigError`` with the key path of the first problem.
 
-    ``only_experiment``: check only what that experiment's stages read (see ``_cross_check``)."""
+    ``only_experiment``: check only what that experiment's stages read (see ``cross_check``)."""
     if not isinstance(data, dict):
         raise ConfigError("", f"the top level must be a mapping of sections, got {type(data).__name__}")
     try:
         params = Params.model_validate(data)
     except ValidationError as exc:
-        raise _from_validation_error(exc, Params) from None
-    _cross_check(params, only_experiment)
+        raise from_validation_error(exc, Params) from None
+    cross_check(params, only_experiment)
     return params
 
 

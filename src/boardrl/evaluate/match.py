@@ -36,7 +36,6 @@ import numpy as np
 from tqdm import tqdm
 
 from boardrl.agents.base import Agent
-from boardrl.cores import available_cores
 from boardrl.evaluate.stats import SeatStats
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, IllegalMoveError
@@ -241,10 +240,13 @@ def _run_chunk(game: Game, agents: tuple[Agent, Agent], chunk: _Chunk, start_row
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(game: Game, agents: tuple[Agent, Agent], start_rows: np.ndarray, threads: int) -> None:
-    """Keep the pool's torch threads to the cores each worker has (torch's default, every core per worker,
-    oversubscribes the machine; unpickling a network agent has imported torch by now)."""
-    if "torch" in sys.modules:
+def _init_worker(game: Game, agents: tuple[Agent, Agent], start_rows: np.ndarray, threads: int | None) -> None:
+    """Give each worker the parent's torch threads (unpickling a network agent has imported torch by now).
+
+    Why the parent's count and not the cores per worker: the count is part of what a network's play computes
+    (learn/device.py ``resolved_threads``), so a match must give the same games whatever ``processes`` is.
+    """
+    if threads is not None and "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
     _WORKER.update(game=game, agents=agents, start_rows=start_rows)
 
@@ -307,7 +309,7 @@ def play_match(
             _collect((_run_chunk(game, agents, c, start_rows) for c in rest), outcomes, lengths, bar)
         else:
             ctx = mp.get_context("spawn")
-            threads = max(1, available_cores() // workers)
+            threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None
             with ctx.Pool(workers, initializer=_init_worker, initargs=(game, agents, start_rows, threads)) as pool:
                 _collect(pool.imap_unordered(_worker_chunk, rest), outcomes, lengths, bar)
     return MatchResult(agent_a.name, agent_b.name, int(seed), seats, a_player, outcomes, lengths, start_index)

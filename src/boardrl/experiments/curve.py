@@ -33,7 +33,7 @@ from boardrl.experiments.publish import Publication, publish_all, recover, remov
 from boardrl.experiments.snapshots import read_index
 from boardrl.games import make_game
 from boardrl.games.base import Game
-from boardrl.learn import load_agent
+from boardrl.learn import load_agent, pin_stage_threads
 from boardrl.tracking import curve as curves
 from boardrl.tracking.figures import curve_figure
 from boardrl.tracking.mlflow_runs import (active_run, log_artifact, log_figure, log_metrics, metric_key, set_tag,
@@ -164,6 +164,7 @@ def run_curve(params: Params, exp_id: str, root: Path, *, verbose: bool = True) 
     for target in (paths.curves, paths.stage_journal("curve")):
         remove_stale_beside(target)
     out: dict[int, list[list[Any]]] = {}
+    pin_stage_threads(e.learner, params.learner_params(exp_id))
 
     def play(pub: Publication) -> None:
         folder = pub.stage_directory(paths.curves)

@@ -42,7 +42,7 @@ from boardrl.paths import ExperimentPaths
 from boardrl.experiments.publish import Publication, publish_all, recover, remove_stale_beside
 from boardrl.experiments.referee import judged_path, optimal_set, phase_position_sets
 from boardrl.games import make_game
-from boardrl.learn import load_agent
+from boardrl.learn import load_agent, pin_stage_threads
 from boardrl.solvers.base import RememberingReferee
 from boardrl.solvers.registry import make_referee
 from boardrl.tracking.curve import sub_seed
@@ -310,6 +310,7 @@ def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
     sl = evaluate_slice(params, exp_id)
     phash = params_hash(sl)
     processes = runtime_processes()
+    pin_stage_threads(e.learner, params.learner_params(exp_id))
     results: dict[str, Any] = {"experiment": exp_id, "game": e.game, "learner": e.learner,
                                "profile": params.profile, "unit": unit, "budget": budget, "seeds": {}}
     per_seed: dict[int, dict[str, Any]] = {}

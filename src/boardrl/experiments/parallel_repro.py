@@ -130,17 +130,17 @@ class Schedule:
 
 
 def stage_cores(root: Path, jobs: int) -> dict[str, int]:
-    """The cores each stage keeps busy: every stage of a torch learner's experiment as many as torch's threads
-    (its ``threads`` param, else torch's 2, or all cores where torch chooses), the ``referee`` stage and sweeps
-    all of them, everything else one.
+    """The cores each stage keeps busy: the train, curve and evaluate stages of a torch learner's experiment
+    its torch threads (``boardrl.learn.stage_threads``: the param, ``$BOARDRL_TORCH_THREADS``, the learner's
+    default), the ``referee`` stage, sweeps and tournaments all of them, everything else one.
 
-    Why: torch's OpenMP threads spin while they wait for each other, so a torch stage that shares the cores with
-    anything runs many times slower (measured: a small conv net's training took 25 times as long with a second
-    copy beside it).  Such a stage runs alone; one-core stages (tabular learners, scalar matches) pair up.
+    Why: torch's OpenMP threads spin while they wait for each other, so a stage of two threads that shares the
+    cores with anything runs many times slower (measured: a small conv net's training took 25 times as long with
+    a second copy beside it).  Such a stage runs alone.  A one-thread torch stage has no team to wait for and
+    pairs like any other (Connect 4's DQN trained in 117 s beside a busy core, 97 s alone).
     """
     from boardrl.config import load_params
-    from boardrl.learn import learner_class
-    from boardrl.learn.device import DEFAULT_THREADS, THREADS_ENV
+    from boardrl.learn import stage_threads
 
     if not (root / "params.yaml").is_file():
         return {}  # not a boardrl pipeline: nothing is known about its stages
@@ -149,14 +149,9 @@ def stage_cores(root: Path, jobs: int) -> dict[str, int]:
     cores.update({f"sweep@{sid}": jobs for sid in params.sweeps})
     cores.update({f"tournament@{tid}": jobs for tid in params.tournaments})
     for exp_id, e in params.experiments.items():
-        if learner_class(e.learner).arithmetic != "torch":
-            continue
-        lp = params.learner_params(exp_id)
-        if "threads" in type(lp).model_fields:  # learn/device.py torch_threads: the param, the environment, 2
-            cores[f"train@{exp_id}"] = lp.threads or int(os.environ.get(THREADS_ENV) or DEFAULT_THREADS)
-        else:
-            cores[f"train@{exp_id}"] = jobs
-        cores[f"curve@{exp_id}"] = cores[f"evaluate@{exp_id}"] = jobs  # torch's own default: every core
+        threads = stage_threads(e.learner, params.learner_params(exp_id))  # the param, the environment, the learner
+        if threads is not None:
+            cores.update({f"{stage}@{exp_id}": threads for stage in ("train", "curve", "evaluate")})
     return cores
 
 

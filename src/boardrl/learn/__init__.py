@@ -69,6 +69,32 @@ def learner_unit(name: str) -> str:
     return light[1] if light else learner_class(name).unit
 
 
+def stage_threads(name: str, params: LearnerParams) -> int | None:
+    """torch's CPU threads in every stage of an experiment of learner ``name`` (train, curve and evaluate alike),
+    or None for a learner that does not use torch.
+
+    Why one count for all three stages: the count is part of what a model's play computes (learn/device.py
+    ``resolved_threads``), so a ladder played on the machine's cores would differ from machine to machine; and
+    the stage scheduler (experiments/parallel_repro.py) reads it as the cores each stage keeps busy.
+    """
+    cls = learner_class(name)
+    if cls.arithmetic != "torch":
+        return None
+    from boardrl.learn.device import resolved_threads  # torch is imported only where it is used
+
+    return resolved_threads(getattr(params, "threads", None), cls.default_threads)
+
+
+def pin_stage_threads(name: str, params: LearnerParams) -> int | None:
+    """Set torch's threads to ``stage_threads`` (a stage that plays the experiment's models calls this first)."""
+    threads = stage_threads(name, params)
+    if threads is not None:
+        from boardrl.learn.device import torch_threads
+
+        torch_threads(threads)
+    return threads
+
+
 def make_learner(name: str) -> Learner:
     """A fresh learner called ``name``."""
     return learner_class(name)()
@@ -76,5 +102,5 @@ def make_learner(name: str) -> Learner:
 
 __all__ = [
     "EvalCallback", "Exploration", "Learner", "LearnError", "LearnerParams", "learner_class", "learner_names",
-    "learner_params_model", "learner_unit", "load_agent", "make_learner",
+    "learner_params_model", "learner_unit", "load_agent", "make_learner", "pin_stage_threads", "stage_threads",
 ]

@@ -133,7 +133,7 @@ class AlphaZeroLearner(Learner):
     def setup(self, game: Game, params: AlphaZeroParams, seed: int, opponent: Agent | None) -> None:
         p = self.p = params
         self.game, self.seed = game, int(seed)
-        torch_threads(p.threads)
+        torch_threads(p.threads, self.default_threads)
         self.device = pick_device(p.device)
         torch.manual_seed(seed)
         self.config = self._config(p.network, game)

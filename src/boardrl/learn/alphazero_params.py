@@ -49,7 +49,7 @@ class AlphaZeroParams(LearnerParams, LeagueFields):
     gating_threshold: float = Field(0.55, ge=0.0, le=1.0)
     device: Literal["auto", "cpu", "cuda"] = Field("auto")
     threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/device.py "
-                                "torch_threads)")
+                                "resolved_threads)")
     checkpoint_every: int = Field(1_000, ge=1, exclude=True, description="games between checkpoints")
 
     @field_validator("network")

@@ -112,6 +112,9 @@ class Learner(ABC):
     #: Whose arithmetic trains it: "numpy" (numpy and numba: the same bits on every machine) or "torch" (the
     #: same bits on CPUs under boardrl/cpu_pins.py; not claimed on GPUs).  The report says which is which.
     arithmetic: ClassVar[Literal["numpy", "torch"]] = "numpy"
+    #: A torch learner's CPU threads where its ``threads`` param and ``$BOARDRL_TORCH_THREADS`` leave them open
+    #: (learn/device.py ``resolved_threads``); the experiment's curve and evaluation stages play on as many.
+    default_threads: ClassVar[int] = 2
 
     def __init__(self) -> None:
         self.evaluations: dict[int, Any] = {}  # measured count -> on_eval's record

@@ -9,6 +9,7 @@ when boardrl is imported (``boardrl/cpu_pins.py``), and the thread count and det
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Literal
 
 import torch
@@ -19,7 +20,10 @@ DevicePreference = Literal["auto", "cpu", "cuda"]
 DEVICE_CHOICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 #: Environment variable that sets torch's CPU threads where a learner's params leave them open.
 THREADS_ENV = "BOARDRL_TORCH_THREADS"
-#: torch's CPU threads where neither params nor the environment say: a constant, not the machine's cores.
+#: torch's CPU threads where neither params, the environment nor the learner say: a constant, not the machine's
+#: cores.  Why 2: AlphaZero's batched self-play and play scale to both cores of the project's 2-core machine
+#: (a ladder took 69 s on 2 threads, 116 s on 1).  Learners whose work is small batches set their own
+#: ``Learner.default_threads`` (DQN and seed 003's learners: 1), since a core per stage does more work side by side.
 DEFAULT_THREADS = 2
 
 
@@ -52,18 +56,19 @@ def deterministic_algorithms(device: torch.device) -> None:
     torch.utils.deterministic.fill_uninitialized_memory = False
 
 
-def torch_threads(requested: int | None = None) -> int:
-    """Set torch's CPU threads (learners call this once) and return the count.
+def resolved_threads(requested: int | None = None, default: int = DEFAULT_THREADS,
+                     environ: Mapping[str, str] = os.environ) -> int:
+    """torch's CPU threads for a learner: ``requested`` (its ``threads`` param), else ``$BOARDRL_TORCH_THREADS``,
+    else the learner's ``default``; ``BoardRLError`` for a count below 1 or a malformed variable.
 
-    ``requested`` (the learner's ``threads`` param) wins, then ``$BOARDRL_TORCH_THREADS``, then
-    ``DEFAULT_THREADS``.  Why never the machine's cores: the count changes the model bits.  ATen splits its
-    parallel reductions (loss means) by thread, and MKL's reproducible branch splits matrix products by thread.
-    So a machine with more cores would train a different model.  The thread count is part of the params.  The
-    environment variable is a deliberate override with the same effect on the bits: the test suite sets 1,
-    because its two xdist workers would oversubscribe the cores.  Why 2: the convolutional nets of DQN and
-    AlphaZero train 1.4-1.6x faster on both cores of the project's 2-core machine (README, "torch threads").
+    Why never the machine's cores: the count changes the model bits.  ATen splits its parallel reductions (loss
+    means) by thread, and MKL's reproducible branch splits matrix products by thread, so a machine with more
+    cores would train (and play) differently.  The thread count is part of the params.  The environment
+    variable is a deliberate override with the same effect on the bits: the test suite sets 1, because its two
+    xdist workers would oversubscribe the cores.  Pure, so the stage scheduler (experiments/parallel_repro.py)
+    counts the cores a stage will keep busy with the same rule the stage applies.
     """
-    env = os.environ.get(THREADS_ENV)
+    env = environ.get(THREADS_ENV)
     if requested is not None:
         n = int(requested)
     elif env:
@@ -72,9 +77,16 @@ def torch_threads(requested: int | None = None) -> int:
         except ValueError:
             raise BoardRLError(f"${THREADS_ENV} must be a positive integer, got {env!r}") from None
     else:
-        n = DEFAULT_THREADS
+        n = int(default)
     if n < 1:
         raise BoardRLError(f"torch threads must be >= 1, got {n}")
+    return n
+
+
+def torch_threads(requested: int | None = None, default: int = DEFAULT_THREADS) -> int:
+    """Set torch's CPU threads by ``resolved_threads`` (a learner's setup, and every stage that plays its
+    model, call this once) and return the count."""
+    n = resolved_threads(requested, default)
     torch.set_num_threads(n)
     return n
 

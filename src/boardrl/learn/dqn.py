@@ -214,6 +214,9 @@ class DQNLearner(Learner):
     params_model = DQNParams
     unit = "steps"
     arithmetic = "torch"
+    #: One thread: minibatches of 32-128 keep two threads half idle (Connect 4's conv net: 97 s on 1 thread, 76 s
+    #: on 2), so stages side by side on a core each get more done (experiments/parallel_repro.py).
+    default_threads = 1
     small_run = ("tictactoe", {"steps": 600, "parallel_envs": 8, "learning_starts": 50, "batch_size": 16,
                                "target_every": 20, "n_step": 2, "device": "cpu",
                                "network": {"body": "mlp", "hidden": [16], "head": "dueling"},
@@ -236,7 +239,7 @@ class DQNLearner(Learner):
     def setup(self, game: Game, params: DQNParams, seed: int, opponent: Agent | None) -> None:
         p = self.p = params
         self.game, self.seed, self.opponent = game, int(seed), opponent
-        torch_threads(p.threads)
+        torch_threads(p.threads, self.default_threads)
         self.device = pick_device(p.device)
         torch.manual_seed(seed)
         self.config = resolve_network(p.network, game)

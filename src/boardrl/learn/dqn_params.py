@@ -56,8 +56,9 @@ class DQNParams(LearnerParams, OpponentFields, LeagueFields):
                            "transition (game.symmetries_batch: s, a and s' mapped alike); seeds: no")
     parallel_envs: int = Field(64, ge=1, description="games played side by side on the batched engine")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (auto: CUDA when present)")
-    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/device.py "
-                                "torch_threads; conv nets train 1.4-1.6x faster on 2 threads, small MLPs on 1)")
+    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 1 (learn/device.py "
+                                "resolved_threads; Connect 4's conv net trained 1.3x faster on 2 threads, so two "
+                                "stages side by side on a thread each do more)")
 
     @field_validator("network")
     @classmethod

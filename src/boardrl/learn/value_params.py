@@ -35,6 +35,8 @@ class SelfPlayValueParams(LearnerParams):
     network: MLPConfig = Field(default_factory=MLPConfig, description="MLP body and head (nn)")
     init_std: float = Field(0.2, ge=0.0, description="Linear weights ~ N(0, init_std) (seed 003); 0 = torch default")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (learn/device.py)")
+    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 1 (learn/device.py "
+                                "resolved_threads)")
 
     @field_validator("network")
     @classmethod

@@ -104,7 +104,7 @@ class Experiment:
 
 
 # ---------------------------------------------------------------------------------------------- single files
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -139,7 +139,7 @@ def read_curve(path: Path) -> pd.DataFrame:
 
 def read_summary(path: Path, seed: int) -> dict[str, Any]:
     """A training run's provenance (``summary.json``), checked against the seed directory it sits in."""
-    data = _read_json(path)
+    data = read_json(path)
     _check_provenance(data, "", path, seed)
     return data
 
@@ -172,7 +172,7 @@ def _seed_number(key: str, path: Path) -> int:
 def read_evaluation(path: Path) -> dict[str, Any]:
     """``results/eval/<id>.json``, checked against the evaluate stage's own model (``evaluate/schema.py``), with
     its per-seed blocks re-keyed by int seed."""
-    data = _read_json(path)
+    data = read_json(path)
     missing = [k for k in ("experiment", "game", "learner", "seeds", "across_seeds") if k not in data]
     if missing:
         raise ReportError(f"{path}: missing key(s) {', '.join(missing)}; expected {', '.join(IDENTITY_KEYS)}, "
@@ -329,7 +329,7 @@ PAIRING_KEYS = ("first", "second", "games", "first_wins", "draws", "second_wins"
 
 def read_tournament(path: Path) -> dict[str, Any]:
     """One ``results/tournaments/<id>.json`` (stage tournament@<id>), its keys and counts checked."""
-    data = _read_json(path)
+    data = read_json(path)
     missing = [k for k in TOURNAMENT_KEYS if k not in data]
     if missing:
         raise ReportError(f"{path}: missing key(s) {', '.join(missing)}")

@@ -30,7 +30,7 @@ import yaml
 
 from boardrl.report.document import INDEX, Block, Heading, Image, Inline, Paragraph, Ref, Span, Table, slug, text
 from boardrl.report.links import Links, seed_list, seed_names
-from boardrl.report.results import UNITS, Experiment, ReportError, _read_json, check_id, finite
+from boardrl.report.results import UNITS, Experiment, ReportError, check_id, finite, read_json
 
 #: Trial states Optuna writes into trials.csv.
 STATES = ("COMPLETE", "PRUNED", "FAIL", "RUNNING", "WAITING")
@@ -76,7 +76,7 @@ def _check_type(data: dict[str, Any], key: str, kinds: tuple[type, ...], what: s
 
 def read_sweep_summary(path: Path, sweep_id: str) -> dict[str, Any]:
     """A sweep's ``summary.json``, checked against the directory it sits in."""
-    data = _read_json(path)
+    data = read_json(path)
     for key in ("sweep", "experiment", "finished_trials"):
         if key not in data:
             raise ReportError(f"{path}: missing key {key!r}; expected sweep, experiment, finished_trials, best_trial, "
