@@ -343,7 +343,7 @@ def bench_alphazero(repeats: int) -> dict[str, float]:
     from boardrl.agents.puct import NetworkEvaluator, SearchSettings, sample_moves, search, step_rows, visit_policy
     from boardrl.config import load_params
     from boardrl.games import make_game
-    from boardrl.learn.device import pick_device, torch_threads
+    from boardrl.learn.core.device import pick_device, torch_threads
     from boardrl.nn import build_network, network_preset
 
     p = load_params(HERE.parent / "params.yaml").learner_params("connect4_alphazero")

@@ -4,7 +4,7 @@
     BOARDRL_CPU_ISA=native python benchmarks/torch_threads.py   # the same without the instruction-set pin
 
 Why: the DQN and AlphaZero learners use ``DEFAULT_THREADS`` (2) unless their params set ``threads``
-(learn/device.py ``torch_threads``), because their convolutional nets trained 1.4-1.6x faster on both cores of an
+(learn/core/device.py ``torch_threads``), because their convolutional nets trained 1.4-1.6x faster on both cores of an
 idle 2-core machine, while small MLPs do better on one.  The count is a constant, not the machine's cores,
 because it changes the model bits.  Each run trains the experiment's learner alone (no learning curve, no files
 kept) on a shortened budget.  Runs alternate 1 and 2 threads, each in a fresh process (torch's thread pool

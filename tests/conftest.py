@@ -1,5 +1,5 @@
 """Suite-wide settings.  pytest runs two xdist workers on the two cores, so each worker's torch keeps to one
-thread where a learner's params leave the count open (learn/device.py ``torch_threads``): two threads per
+thread where a learner's params leave the count open (learn/core/device.py ``torch_threads``): two threads per
 worker would oversubscribe the machine and slow small nets many times over.
 
 MLflow writes run in the test process itself (``BOARDRL_TRACKING_SERVICE=off``): nearly every test has a store of

@@ -62,7 +62,7 @@ def test_cli_reference_lists_every_command(site):
 
 
 @pytest.mark.parametrize("object_id", [
-    "boardrl.learn.base.Learner", "boardrl.agents.base.Agent", "boardrl.games.base.Game",
+    "boardrl.learn.core.base.Learner", "boardrl.agents.base.Agent", "boardrl.games.base.Game",
     "boardrl.solvers.base.Referee", "boardrl.agents.puct.Evaluator"])
 def test_api_reference_documents_the_extension_points(site, object_id):
     found = [p for p in (site / "reference" / "api").rglob("*.html") if f'id="{object_id}"' in p.read_text("utf-8")]

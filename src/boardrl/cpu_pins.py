@@ -26,7 +26,7 @@ environment already sets them.  ``BOARDRL_CPU_ISA=native`` is the one deliberate
 to the machine.  The price of the pin, measured on two cores of the Xeon, is mostly MKL's SSE2 branch.  One
 training step of the connect4 DQN net took 19 ms instead of 11, the AlphaZero tower 67 ms instead of 51, and
 its batch-256 inference 15 ms instead of 10.  Thread counts are the other half of the bits: see
-``learn/device.py`` ``torch_threads``.
+``learn/core/device.py`` ``torch_threads``.
 """
 
 from __future__ import annotations

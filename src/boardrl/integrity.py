@@ -10,7 +10,7 @@ A model directory carries its records in ``sha256.json`` (``seal_directory`` wri
 file; ``verify_directory`` checks it first).  It lists every file of the directory, so a file added, removed,
 truncated or changed afterwards is refused.  Hidden files (names starting with a dot: the atomic writers'
 temporaries, an editor's litter) are never read by a loader and are not listed.  A checkpoint keeps the same
-records inside its own manifest (``learn/checkpoint.py``), through ``file_record`` and ``check_file``.
+records inside its own manifest (``learn/core/checkpoint.py``), through ``file_record`` and ``check_file``.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ def test_transfer_source_trains_the_small_table_in_the_run_and_resumes(tmp_path)
 
 def test_transfer_source_refuses_a_board_that_is_not_smaller():
     from boardrl.learn import make_learner
-    from boardrl.learn.base import LearnError
+    from boardrl.learn.core.base import LearnError
 
     g2 = make_game("dots_and_boxes_2x2")
     with pytest.raises(LearnError, match="not a smaller Dots and Boxes board"):

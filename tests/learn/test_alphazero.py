@@ -20,7 +20,7 @@ from boardrl.games import make_game
 from boardrl.learn import LearnError, make_learner
 import boardrl.learn.alphazero as az_learn
 from boardrl.learn.alphazero import AlphaZeroLearner, Window, augment
-from boardrl.learn.base import MANIFEST, rng_from_json, rng_state_json
+from boardrl.learn.core.base import MANIFEST, rng_from_json, rng_state_json
 
 TTT = make_game("tictactoe")
 TINY_NET = {"body": "mlp", "hidden": [16], "head": "policy_value"}

@@ -18,8 +18,8 @@ import torch
 from disk_faults import full_disk
 
 from boardrl.games import make_game
-from boardrl.learn.base import MANIFEST
-from boardrl.learn.checkpoint import SELF_HASH, Checkpoint, CheckpointError, manifest_digest
+from boardrl.learn.core.base import MANIFEST
+from boardrl.learn.core.checkpoint import SELF_HASH, Checkpoint, CheckpointError, manifest_digest
 from boardrl.learn.dqn import DQNLearner
 from boardrl.integrity import file_record
 
@@ -260,7 +260,7 @@ def test_a_damaged_checkpoint_that_cannot_be_moved_is_one_error_and_nothing_is_r
     def refuse(src, dst):
         raise PermissionError(errno.EACCES, "Permission denied", str(src))
 
-    monkeypatch.setattr("boardrl.learn.checkpoint.os.replace", refuse)
+    monkeypatch.setattr("boardrl.learn.core.checkpoint.os.replace", refuse)
     with pytest.raises(CheckpointError, match=r"cannot be moved aside \(Permission denied\): move or delete") as err:
         Checkpoint(ckpt.dir, FP).load()
     assert "\n" not in str(err.value) and (ckpt.dir / MANIFEST).is_file()

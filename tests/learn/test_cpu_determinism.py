@@ -12,7 +12,7 @@ avx2 machines.  Without the pin the caps change every case: DQN connect4 86ca1ff
 tic-tac-toe 0c927b0e / e02bad52, TD(lambda) 9c260e48 / 028ab20e.  The causes are oneDNN's AVX-512 and AVX2
 convolutions, ATen's AVX-512 and AVX2 softmax, and MKL's own and AVX2 branches.  With the pin both machines
 give 9f0bc39a, b8c24475 and 38126dc2.  The thread count changes the bits too, pin or not: the AlphaZero connect4
-tower trained with 1 and with 2 threads differs.  So learn/device.py fixes the count rather than taking the
+tower trained with 1 and with 2 threads differs.  So learn/core/device.py fixes the count rather than taking the
 machine's cores.
 """
 
@@ -28,7 +28,7 @@ import pytest
 
 from boardrl import cpu_pins
 from boardrl.errors import BoardRLError
-from boardrl.learn import device
+from boardrl.learn.core import device
 
 #: What each stand-in machine's environment caps (ATen, oneDNN, MKL); the pin must override all of it.
 MACHINES: dict[str, dict[str, str]] = {

@@ -13,7 +13,7 @@ from boardrl.agents.learned import load_agent
 from boardrl.evaluate.optimal_rate import optimal_move_rate, position_set
 from boardrl.games import make_game
 from boardrl.learn import LearnError, learner_params_model, make_learner
-from boardrl.learn.base import MANIFEST
+from boardrl.learn.core.base import MANIFEST
 from boardrl.solvers.dots_and_boxes import DotsAndBoxesReferee
 
 G12 = make_game("dots_and_boxes_1x2")

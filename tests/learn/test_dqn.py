@@ -16,7 +16,7 @@ from boardrl.errors import BoardRLError
 from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.learn import LearnError, make_learner
-from boardrl.learn.base import MANIFEST
+from boardrl.learn.core.base import MANIFEST
 from boardrl.learn.dqn import DQNLearner, NStepFolder, seed001_targets, symmetric_images, td_targets
 
 TTT = make_game("tictactoe")
@@ -179,7 +179,7 @@ def test_stored_signs_follow_who_moves_next(game_id, opponent, expect_same):
 def test_league_rows_fold_their_opponent_in_and_self_play_rows_hand_over():
     """Share 0.5: games 1, 3, 5, ... are league games (the learner first, second, ...), the even ones self-play.
     Live transitions of tic-tac-toe self-play always hand the move over, those of league games never do, so both
-    signs are stored; the rows of the first eight games take the seats the schedule gives.  ``learn/league.py``'s
+    signs are stored; the rows of the first eight games take the seats the schedule gives.  ``learn/core/league.py``'s
 tests check the schedule itself."""
     learner = setup_learner("tictactoe", opponents=["random"], opponent_share=0.5, steps=400,
                             learning_starts=10_000, parallel_envs=8)
@@ -217,6 +217,21 @@ def test_segments_play_whole_vector_steps_and_only_the_budget_cuts_one():
     assert learner.train_segment(reached, 23) == learner.counters["env_steps"] == 23  # the budget: exact
 
 
+@pytest.mark.parametrize("opponent, seats", [("semirandom", 1), (None, 2)], ids=["fixed_opponent", "self_play"])
+def test_game_end_updates_count_learning_seats_and_epsilon_counts_updates(opponent, seats):
+    """Seed 002's DQPlayer: one gradient step per game end and learning seat (a self-play game gives two), and
+    epsilon = 0.1 + 0.9 exp(-updates / 20,000).  With a minibatch of one, every game end is one step per seat."""
+    exploration = {"schedule": "exponential", "start": 1.0, "end": 0.1, "decay_games": 20}
+    learner = setup_learner("tictactoe", steps=300, parallel_envs=1, learning_starts=0, batch_size=1,
+                            update_on="game_ends", train_every=1, exploration=exploration,
+                            exploration_clock="grad_steps", opponent=opponent,
+                            network={"body": "mlp", "hidden": [8], "head": "dueling"})
+    learner.train_segment(0, 300)
+    c = learner.counters
+    assert c["games_done"] > 30 and c["grad_steps"] == seats * c["games_done"]
+    assert learner.epsilon() == pytest.approx(0.1 + 0.9 * np.exp(-c["grad_steps"] / 20))
+
+
 class Kill(Exception):
     pass
 
@@ -242,8 +257,9 @@ CONV_NET = {"body": "conv", "channels": [4], "head": "dueling"}  # channels-last
 
 
 @pytest.mark.parametrize("extra", [{}, {"symmetry": True}, {"network": CONV_NET}, {"lr_end": 1e-5},
-                                   {"opponents": ["random", "tactical"], "opponent_share": 0.4}],
-                         ids=["plain", "symmetry", "conv", "lr_schedule", "league"])
+                                   {"opponents": ["random", "tactical"], "opponent_share": 0.4},
+                                   {"update_on": "game_ends", "train_every": 1, "exploration_clock": "grad_steps"}],
+                         ids=["plain", "symmetry", "conv", "lr_schedule", "league", "game_ends"])
 def test_killed_run_resumes_bit_identical(tmp_path, extra):
     params = {**PARAMS, **extra}
     ref, _ = run(tmp_path / "ref", params=params)

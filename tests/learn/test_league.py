@@ -1,4 +1,4 @@
-"""League games (learn/league.py): the schedule, the members' moves, and the one-line errors."""
+"""League games (learn/core/league.py): the schedule, the members' moves, and the one-line errors."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from boardrl.games import make_game
-from boardrl.learn.base import LearnError
-from boardrl.learn.league import League, LeagueFields
+from boardrl.learn.core.base import LearnError
+from boardrl.learn.core.league import League, LeagueFields
 
 TTT = make_game("tictactoe")
 

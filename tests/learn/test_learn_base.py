@@ -10,7 +10,7 @@ import pytest
 
 from boardrl.games import make_game
 from boardrl.learn import Exploration, LearnError, learner_names, learner_params_model, make_learner
-from boardrl.learn.base import MANIFEST, segment_ends
+from boardrl.learn.core.base import MANIFEST, segment_ends
 
 TTT = make_game("tictactoe")
 # Fixed opponent (its moves use the shared RNG), alternating seats and a decaying epsilon: every source of
@@ -18,7 +18,7 @@ TTT = make_game("tictactoe")
 PARAMS = {"games": 3_000, "checkpoint_every": 1_000, "opponent": "random", "parallel_games": 64,
           "exploration": {"schedule": "exponential", "start": 1.0, "end": 0.1, "decay_games": 800}}
 POINTS = [0, 100, 1_000, 3_000]
-# Where they are measured: at the end of the wave of 64 games in flight there (learn/slots.py), and at the end.
+# Where they are measured: at the end of the wave of 64 games in flight there (learn/core/slots.py), and at the end.
 MEASURED = [0, 128, 1_024, 3_000]
 
 

@@ -15,7 +15,7 @@ from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.learn import LearnError, learner_params_model, make_learner
 from boardrl.learn import qt
-from boardrl.learn.base import MANIFEST
+from boardrl.learn.core.base import MANIFEST
 
 TTT = make_game("tictactoe")
 NAN = np.nan

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from boardrl.errors import BoardRLError
-from boardrl.learn.replay import ReplayBuffer
+from boardrl.learn.core.replay import ReplayBuffer
 
 SHAPE, A = (2, 3, 3), 9
 

@@ -15,7 +15,7 @@ from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.games.conniption import FLIP, NONE, Conniption
 from boardrl.learn import LearnError, make_learner
-from boardrl.learn.base import MANIFEST
+from boardrl.learn.core.base import MANIFEST
 from boardrl.learn.seed004_q import (
     QTable, Seed004QAgent, Seed004QParams, derived_games, epsilon, greedy_action, none_bonus,
 )

@@ -15,7 +15,7 @@ from boardrl.config import parse_params
 from boardrl.sweeps.objective import Objective
 from boardrl.sweeps.outputs import apply_args, apply_line, best_overlay, override_value, trials_table
 from boardrl.sweeps.run import resolve_settings
-from boardrl.learn.space import VALUES_ATTR, SpaceError, experiment_space, optuna_name, trial_values
+from boardrl.learn.core.space import VALUES_ATTR, SpaceError, experiment_space, optuna_name, trial_values
 from boardrl.sweeps.storage import SweepError
 from boardrl.sweeps.study import OBJECTIVE_NAME, SweepJob, name_objective, sampler
 from sweeps.test_sweeps import EXP, small_params

@@ -13,7 +13,7 @@ import yaml
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
 from boardrl.learn import LearnError, make_learner
-from boardrl.learn.base import Learner
+from boardrl.learn.core.base import Learner
 
 TTT = make_game("tictactoe")
 S0_MOVES = "3758"  # seed 000 exp 01/02: X on cells 3 and 5, O on 7 and 8, X to move

@@ -19,7 +19,7 @@ from pydantic import Field
 from boardrl.agents.base import Agent
 from boardrl.games import make_game
 from boardrl.games.base import random_legal_actions
-from boardrl.learn.base import MANIFEST, Learner, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.core.base import MANIFEST, Learner, LearnerParams, rng_from_json, rng_state_json
 
 C4 = make_game("connect4")
 

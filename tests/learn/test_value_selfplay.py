@@ -14,7 +14,7 @@ from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.learn import learner_class
 from boardrl.learn.afterstate import AfterstateAgent
-from boardrl.learn.base import LearnError
+from boardrl.learn.core.base import LearnError
 
 TTT = make_game("tictactoe")
 NAMES = ["td0", "td_lambda", "qnet", "dqn_lambda"]

@@ -7,7 +7,7 @@ import torch
 
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
-from boardrl.learn.device import DEFAULT_THREADS, pick_device, torch_threads
+from boardrl.learn.core.device import DEFAULT_THREADS, pick_device, torch_threads
 from boardrl.nn import (
     PRESETS, ConvConfig, MLPConfig, ResidualConfig, build_network, default_network_config, network_preset,
     parse_network_config,

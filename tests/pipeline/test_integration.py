@@ -104,7 +104,7 @@ def _eval_points(params: dict, exp_id: str) -> list[int]:
 
 def _measured_points(requested: list[int], steps: list[int]) -> list[int]:
     """Where the requested curve points were measured: each at the first step at or after it (a learner finishes
-    the unit of work in flight there, learn/base.py), so the steps are exactly those firsts, the end included."""
+    the unit of work in flight there, learn/core/base.py), so the steps are exactly those firsts, the end included."""
     firsts = sorted({min((s for s in steps if s >= p), default=-1) for p in requested})
     assert -1 not in firsts, f"curve points {requested} not all measured: {steps}"
     assert steps[-1] == requested[-1], "the last point is the budget, measured exactly"

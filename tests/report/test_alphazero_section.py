@@ -245,7 +245,10 @@ def test_the_composed_report_has_the_section_only_with_an_alphazero_experiment(t
 
 # ---------------------------------------------------------------------------------- reference_systems.py
 def test_best_and_reproductions_name_experiments_of_params_yaml_of_their_game_and_kind():
-    experiments = yaml.safe_load((ROOT / "params.yaml").read_text())["experiments"]
+    """... or of the full profile, where a reproduction takes hours (profiles/full.yaml adds its experiments)."""
+    from boardrl.experiments.profiles import effective_params
+
+    experiments = effective_params(ROOT, "full")["experiments"]
     named = [(g, k, i) for (g, k), i in BEST.items()]
     named += [(n.game, n.kind, r) for n in REFERENCE_NUMBERS for r in n.reproduction if not r.startswith("tournament:")]
     for game, kind, exp_id in named:

@@ -369,7 +369,11 @@ def test_reference_table_never_sets_another_kind_beside_a_reference_row(md):
     tabular_ids = {f"`{i}`" for i in (TTT, SLOW, DAB, C4)}
     assert neural and not any(cell.split(" (")[0].split(":")[0] in tabular_ids for r in neural for cell in r[4:])
     # the synthetic tree has no neural experiment: each neural row names its own or none, and says so
-    assert all(r[4].endswith("not run yet") or r[4].startswith("none yet") for r in neural)
+    assert all(r[4].endswith(("not run yet", "in the full profile only (make repro PROFILE=full)"))
+               or r[4].startswith("none yet") for r in neural)
+    full_only = [r for r in neural if r[1].startswith("DQ, trained vs MaxMin")]
+    assert full_only and all(r[4] == "`tictactoe_seed002_dqn_vs_maxmin`: in the full profile only "
+                             "(make repro PROFILE=full)" for r in full_only)
     kinds = {n.agent: n.kind for n in REFERENCE_NUMBERS}
     for r in rows:
         for cell in r[4:]:

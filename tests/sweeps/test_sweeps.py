@@ -151,7 +151,7 @@ def test_apply_prints_a_command_dvc_accepts(project):
     assert cmd[:3] == ["dvc", "exp", "run"] and cmd[3] == "-S"
     from dvc.utils.hydra import apply_overrides
 
-    from boardrl.learn.space import get_dotted, trial_values
+    from boardrl.learn.core.space import get_dotted, trial_values
 
     before = yaml.safe_load((project / "params.yaml").read_text())
     apply_overrides(project / "params.yaml", cmd[4::2])

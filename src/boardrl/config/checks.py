@@ -226,7 +226,7 @@ def _check_sweep(p: Params, sweep_id: str) -> None:
         raise ConfigError(key, "a sweep id is 1-64 characters: lower-case letters, digits, '_' and '-'")
     if s.experiment not in p.experiments:
         raise ConfigError(f"{key}.experiment", f"no experiment {s.experiment!r}; experiments: {', '.join(p.experiments)}")
-    from boardrl.learn.space import SpaceError, experiment_space
+    from boardrl.learn.core.space import SpaceError, experiment_space
 
     e = p.experiments[s.experiment]
     try:

@@ -244,7 +244,7 @@ def _init_worker(game: Game, agents: tuple[Agent, Agent], start_rows: np.ndarray
     """Give each worker the parent's torch threads (unpickling a network agent has imported torch by now).
 
     Why the parent's count and not the cores per worker: the count is part of what a network's play computes
-    (learn/device.py ``resolved_threads``), so a match must give the same games whatever ``processes`` is.
+    (learn/core/device.py ``resolved_threads``), so a match must give the same games whatever ``processes`` is.
     """
     if threads is not None and "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)

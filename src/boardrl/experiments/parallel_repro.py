@@ -15,7 +15,7 @@ changed, and everything downstream of them (DVC skips a downstream
 stage whose inputs came out unchanged, as ``dvc repro`` does).  A plain ``dvc repro`` follows, which finds
 nothing left to do unless a stage was added meanwhile; it is the check that the parallel run left the pipeline
 complete.  Results do not depend on the order or on what ran beside a stage: a model is a function of (game,
-learner params, seed), and torch's thread count is part of the params (``learn/device.py``).
+learner params, seed), and torch's thread count is part of the params (``learn/core/device.py``).
 
 Each stage's output goes to ``.dvc/tmp/repro-logs/<stage>.log``; the terminal shows one progress bar over the
 stages, a line per finished stage and the stage's notes and warnings.  After a failure no new stage starts, the running ones finish, and the

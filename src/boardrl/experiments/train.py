@@ -33,7 +33,7 @@ from boardrl.experiments.publish import Publication, publish_all, recover
 from boardrl.experiments.snapshots import SnapshotSaver, snapshot_index, stage_snapshots
 from boardrl.games import make_game
 from boardrl.learn import make_learner
-from boardrl.learn.base import MANIFEST
+from boardrl.learn.core.base import MANIFEST
 from boardrl.tracking.mlflow_runs import (MetricsBuffer, close_stale_runs, log_agent_model, log_artifact,
                                           log_metric, set_tag, stage_run)
 from boardrl.tracking.provenance import collect, params_hash

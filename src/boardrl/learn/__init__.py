@@ -1,7 +1,7 @@
 """Training algorithms that produce agents, found by name.
 
 A learner lives in ``learn/<name>.py`` and names its class in a module-level ``LEARNER = ...``; the base class
-and its contract are in ``learn/base.py``.  Why discovery by module name instead of a hand-kept table here:
+and its contract are in ``learn/core/base.py``.  Why discovery by module name instead of a hand-kept table here:
 adding ``learn/dqn.py`` must not touch a file every other learner imports, so existing experiments keep
 their code fingerprint and DVC does not retrain them.
 
@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from boardrl.agents.learned import load_agent
-from boardrl.learn.base import EvalCallback, Exploration, Learner, LearnError, LearnerParams
+from boardrl.learn.core.base import EvalCallback, Exploration, Learner, LearnError, LearnerParams
 
 _MARKER = "\nLEARNER = "
 
@@ -73,14 +73,14 @@ def stage_threads(name: str, params: LearnerParams) -> int | None:
     """torch's CPU threads in every stage of an experiment of learner ``name`` (train, curve and evaluate alike),
     or None for a learner that does not use torch.
 
-    Why one count for all three stages: the count is part of what a model's play computes (learn/device.py
+    Why one count for all three stages: the count is part of what a model's play computes (learn/core/device.py
     ``resolved_threads``), so a ladder played on the machine's cores would differ from machine to machine; and
     the stage scheduler (experiments/parallel_repro.py) reads it as the cores each stage keeps busy.
     """
     cls = learner_class(name)
     if cls.arithmetic != "torch":
         return None
-    from boardrl.learn.device import resolved_threads  # torch is imported only where it is used
+    from boardrl.learn.core.device import resolved_threads  # torch is imported only where it is used
 
     return resolved_threads(getattr(params, "threads", None), cls.default_threads)
 
@@ -89,7 +89,7 @@ def pin_stage_threads(name: str, params: LearnerParams) -> int | None:
     """Set torch's threads to ``stage_threads`` (a stage that plays the experiment's models calls this first)."""
     threads = stage_threads(name, params)
     if threads is not None:
-        from boardrl.learn.device import torch_threads
+        from boardrl.learn.core.device import torch_threads
 
         torch_threads(threads)
     return threads

@@ -21,7 +21,7 @@ play alone won sols, cells and hybrid as second; only with it in self-play too d
 flip as second.
 
 **League games (optional).**  With ``opponents`` (agent specs) and ``opponent_share`` > 0 that share of the games
-is played against a fixed player drawn per game, the learner's seat alternating (``learn/league.py`` says why and
+is played against a fixed player drawn per game, the learner's seat alternating (``learn/core/league.py`` says why and
 how they are scheduled).  Only the learner's own decisions are stored; their z is the game's result.
 
 **Gating (optional).**  With ``gating_games`` > 0 the candidate network plays that many games (seats alternating)
@@ -52,9 +52,9 @@ from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, has_tactics, 
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.alphazero_params import AlphaZeroParams
-from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_json
-from boardrl.learn.device import adam, pick_device, torch_threads
-from boardrl.learn.league import League
+from boardrl.learn.core.base import Learner, LearnError, rng_from_json, rng_state_json
+from boardrl.learn.core.device import adam, pick_device, torch_threads
+from boardrl.learn.core.league import League
 from boardrl.nn import build_network, network_preset, parse_network_config
 
 

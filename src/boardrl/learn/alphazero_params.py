@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from boardrl.learn.base import LearnerParams
-from boardrl.learn.league import LeagueFields
+from boardrl.learn.core.base import LearnerParams
+from boardrl.learn.core.league import LeagueFields
 from boardrl.nn.presets import check_network_spec
 
 
@@ -48,7 +48,7 @@ class AlphaZeroParams(LearnerParams, LeagueFields):
     gating_games: int = Field(0, ge=0, description="arena games per learning phase (0: no gating)")
     gating_threshold: float = Field(0.55, ge=0.0, le=1.0)
     device: Literal["auto", "cpu", "cuda"] = Field("auto")
-    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/device.py "
+    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/core/device.py "
                                 "resolved_threads)")
     checkpoint_every: int = Field(1_000, ge=1, exclude=True, description="games between checkpoints")
 

@@ -55,9 +55,9 @@ from boardrl.agents.dots_table import (
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.games.dots_and_boxes import DotsAndBoxes
-from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.core.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 from boardrl.agents.dots_transfer import transfer_row
-from boardrl.learn.slots import GameSlots, segment_stop, waves
+from boardrl.learn.core.slots import GameSlots, segment_stop, waves
 
 #: seed 001's end-of-game rewards (the seed's text): +5 for a win, -1 for a loss, 0 for a draw.
 WIN_BONUS, LOSS_BONUS = 5.0, -1.0
@@ -294,7 +294,7 @@ class _SelfPlay:
                 self.p.gamma, self.p.reward == "seed001")
 
     def play(self, first_game: int, end_game: int) -> None:
-        """Play games number first_game .. end_game-1 to completion, wave by wave (learn/slots.py)."""
+        """Play games number first_game .. end_game-1 to completion, wave by wave (learn/core/slots.py)."""
         for lo, hi in waves(first_game, end_game, self.p.parallel_games):
             self._play_wave(lo, hi)
         self.games_done = end_game

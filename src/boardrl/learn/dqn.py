@@ -25,7 +25,7 @@ box taken is rewarded at once instead of at the game's end, 20-odd decisions lat
 **Fixed opponent (``opponent: <agent spec>``; seed 000's FixedGameMDP).**  The opponent's replies are folded
 into the transition: s' is the learner's next decision state (or the end), so the sign is always +1.
 ``learner_seat`` picks which player the learner is (alternate: by game number).  League games (``opponents``
-with ``opponent_share``, ``learn/league.py``) are such games for a share of the rows' games, the rest self-play;
+with ``opponent_share``, ``learn/core/league.py``) are such games for a share of the rows' games, the rest self-play;
 each transition keeps its own sign, so the two kinds share one replay.
 
 **Start positions.**  ``starts: uci`` starts every game from a uniformly drawn UCI 8-ply Connect 4 position
@@ -33,13 +33,15 @@ each transition keeps its own sign, so the two kinds share one replay.
 
 **Acting.**  ``parallel_envs`` games run side by side on the batched engine without auto-reset; every vector
 step the rows where the learner moves get one batched forward pass, epsilon-greedy over legal actions (the
-``Exploration`` schedule runs in learner env steps).  A finished row restarts at once.  ``steps`` counts the
+``Exploration`` schedule runs in learner env steps, or in gradient steps with ``exploration_clock``).  A finished row restarts at once.  ``steps`` counts the
 learner's decisions; games in flight carry over from one segment to the next (saved in the checkpoint), and a
 segment ends after a whole vector step, so curve points and checkpoints do not change the training; only the
 run's last vector step lets just as many learner rows act as the budget has left.
 
 **Learning.**  After ``learning_starts`` env steps, ``gradient_steps`` minibatches per ``train_every`` env
-steps (a fractional credit carried across vector steps), Adam (``lr`` throughout, or falling linearly to
+steps (a fractional credit carried across vector steps), or with ``update_on: game_ends`` per ``train_every``
+finished games of the learner, counted per learning seat (seed 002's DQPlayer: one step at each game end, and
+its epsilon decays in those steps: ``exploration_clock: grad_steps``), Adam (``lr`` throughout, or falling linearly to
 ``lr_end`` over the run), huber or MSE loss, gradient clipping by norm and/or value, target network copied
 every ``target_every`` gradient steps (``tau`` 1) or moved by Polyak averaging (``tau`` < 1) at that period.
 The replay keeps state rows, encoded to planes when sampled; ``symmetry`` maps each sampled transition by a
@@ -67,13 +69,13 @@ from boardrl.agents.base import Agent
 from boardrl.agents.network import NetworkAgent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
-from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_json
-from boardrl.learn.device import adam, pick_device, torch_threads
+from boardrl.learn.core.base import Learner, LearnError, rng_from_json, rng_state_json
+from boardrl.learn.core.device import adam, pick_device, torch_threads
 from boardrl.learn.dqn_params import DQNParams
-from boardrl.learn.league import League
-from boardrl.learn.opponent import learner_players
+from boardrl.learn.core.league import League
+from boardrl.learn.core.opponent import learner_players
 from boardrl.nn import AnyNetwork, build_network, network_preset, parse_network_config
-from boardrl.learn.replay import ReplayBuffer
+from boardrl.learn.core.replay import ReplayBuffer
 
 def resolve_network(spec: str | dict, game: Game) -> AnyNetwork:
     """The full network config a params ``network`` stands for on this game."""
@@ -308,9 +310,9 @@ class DQNLearner(Learner):
             finished, returns = self._step(np.union1d(mine, theirs), actions)
             t2 = time.perf_counter()
             self.counters["env_steps"] += int(mine.size)
-            self._finish_games(finished, returns)
+            seat_ends = self._finish_games(finished, returns)
             t3 = time.perf_counter()
-            self._learn_due(int(mine.size), sums, counts)
+            self._learn_due(int(mine.size) if self.p.update_on == "env_steps" else seat_ends, sums, counts)
             t4 = time.perf_counter()
             clock["act_s"] += (t1 - t0) + (t3 - t2)
             clock["engine_s"] += t2 - t1
@@ -336,7 +338,7 @@ class DQNLearner(Learner):
                                      mover[pend] == self.pend_mover[r], states[pend], legal[pend],
                                      np.zeros(r.size, np.bool_)))
         greedy = self._greedy(self.game.encode_batch(states), legal, sums, counts)
-        explore = self.rng.random(rows.size) < self.p.exploration.epsilon(self.counters["env_steps"])
+        explore = self.rng.random(rows.size) < self.epsilon()
         actions = np.where(explore, random_legal_actions(legal, self.rng), greedy)
         self.pend_row[rows], self.pend_action[rows], self.pend_mover[rows] = states, actions, mover
         self.pend_margin[rows] = margin
@@ -376,11 +378,12 @@ class DQNLearner(Learner):
             self.env.states[rows] = sub.states
         return finished, returns
 
-    def _finish_games(self, finished: np.ndarray, returns: np.ndarray) -> None:
-        """Terminal transitions for the games that ended (the pending mover's result), then restart them."""
+    def _finish_games(self, finished: np.ndarray, returns: np.ndarray) -> int:
+        """Terminal transitions for the games that ended (the pending mover's result), then restart them; returns
+        the learning seats of the ended games (a self-play game has two: seed 002 counts its updates so)."""
         ended = np.flatnonzero(finished)
         if ended.size == 0:
-            return
+            return 0
         if self.p.reward == "margin":
             m = np.asarray(self.game.score_margin_batch(self.env.states[ended]), dtype=np.float32)
             returns = np.zeros_like(returns)
@@ -395,19 +398,22 @@ class DQNLearner(Learner):
             np.ones(r.size, np.bool_), self.env.states[r].copy(),
             np.zeros((r.size, self.game.num_actions), np.bool_), np.ones(r.size, np.bool_)))
         self.counters["games_done"] += int(ended.size)
+        seats = int(np.where(self.learner_player[ended] < 0, 2, 1).sum())
         self._restart(ended)
+        return seats
 
     def _store(self, batch: dict[str, np.ndarray] | None) -> None:
         if batch is not None and batch["action"].size:
             self.buffer.add_batch(**batch)
 
     # ------------------------------------------------------------------ learning
-    def _learn_due(self, env_steps: int, sums: dict, counts: dict) -> None:
-        """The gradient steps these env steps earn (after learning_starts, once a minibatch is stored)."""
+    def _learn_due(self, earned: int, sums: dict, counts: dict) -> None:
+        """The gradient steps that ``earned`` env steps or game ends (``update_on``) bring (after
+        learning_starts, once a minibatch is stored)."""
         p = self.p
         if self.counters["env_steps"] < p.learning_starts or len(self.buffer) < p.batch_size:
             return
-        self.credit += env_steps * p.gradient_steps / p.train_every
+        self.credit += earned * p.gradient_steps / p.train_every
         while self.credit >= 1.0:
             self.credit -= 1.0
             sums["loss"] += self._gradient_step()
@@ -441,6 +447,10 @@ class DQNLearner(Learner):
         if self.counters["grad_steps"] % p.target_every == 0:
             self._update_target()
         return loss.detach()
+
+    def epsilon(self) -> float:
+        """The exploration rate now: the schedule at the count ``exploration_clock`` names."""
+        return self.p.exploration.epsilon(self.counters[self.p.exploration_clock])
 
     def learning_rate(self, env_steps: int) -> float:
         """``lr``, or with ``lr_end`` the linear fall from lr to lr_end over the run's ``steps`` (a function of the
@@ -480,7 +490,7 @@ class DQNLearner(Learner):
                     t.copy_(o)
 
     def _log(self, start: int, end: int, seconds: float, clock: dict, sums: dict, counts: dict) -> None:
-        metrics = {"epsilon": self.p.exploration.epsilon(end), "learning_rate": self.learning_rate(end),
+        metrics = {"epsilon": self.epsilon(), "learning_rate": self.learning_rate(end),
                    "env_steps_per_s": (end - start) / max(seconds, 1e-9),
                    "grad_steps": float(self.counters["grad_steps"]), "replay_size": float(len(self.buffer)),
                    "games": float(self.counters["games_done"]), **clock}

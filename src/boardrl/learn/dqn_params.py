@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from boardrl.learn.base import Exploration, LearnerParams
-from boardrl.learn.league import LeagueFields
-from boardrl.learn.opponent import OpponentFields
+from boardrl.learn.core.base import Exploration, LearnerParams
+from boardrl.learn.core.league import LeagueFields
+from boardrl.learn.core.opponent import OpponentFields
 from boardrl.nn.presets import PRESETS, check_network_spec
 
 UCI_TABLE = Path("data") / "processed" / "uci.parquet"
@@ -29,7 +29,11 @@ class DQNParams(LearnerParams, OpponentFields, LeagueFields):
     batch_size: int = Field(128, ge=1, description="minibatch size")
     buffer_size: int = Field(100_000, ge=1, description="replay capacity in transitions (seed 002: 100,000)")
     learning_starts: int = Field(1_000, ge=0, description="env steps before the first gradient step")
-    train_every: int = Field(4, ge=1, description="env steps per `gradient_steps` gradient steps")
+    train_every: int = Field(4, ge=1, description="env steps (or, with update_on: game_ends, the learner's "
+                             "finished games) per `gradient_steps` gradient steps")
+    update_on: Literal["env_steps", "game_ends"] = Field(
+        "env_steps", description="what earns gradient steps: the learner's env steps, or its finished games "
+        "counted per learning seat (seed 002: one gradient step per game end; a self-play game gives two)")
     gradient_steps: int = Field(1, ge=1, description="gradient steps per `train_every` env steps")
     target_every: int = Field(500, ge=1, description="gradient steps between target-network updates")
     tau: float = Field(1.0, gt=0.0, le=1.0, description="1: hard copy; < 1: Polyak step target += tau (online - "
@@ -45,7 +49,10 @@ class DQNParams(LearnerParams, OpponentFields, LeagueFields):
                                           "(seed 001/002: 1; null: off)")
     exploration: Exploration = Field(
         default_factory=lambda: Exploration(schedule="linear", start=1.0, end=0.05, decay_games=20_000),
-        description="epsilon schedule; its decay_games counts env steps here")
+        description="epsilon schedule; its decay_games counts `exploration_clock`")
+    exploration_clock: Literal["env_steps", "grad_steps"] = Field(
+        "env_steps", description="what the epsilon schedule counts: the learner's env steps, or gradient steps "
+        "(seed 002: 0.1 + 0.9 exp(-updates / 20,000))")
     starts: Literal["uci"] | None = Field(None, description="null: the initial position; uci: a uniformly "
                                           "drawn UCI 8-ply Connect 4 position per game (seed 000 exp 04)")
     uci_path: str = Field(str(UCI_TABLE), description="the UCI table (prepare stage) for starts: uci")
@@ -56,7 +63,7 @@ class DQNParams(LearnerParams, OpponentFields, LeagueFields):
                            "transition (game.symmetries_batch: s, a and s' mapped alike); seeds: no")
     parallel_envs: int = Field(64, ge=1, description="games played side by side on the batched engine")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (auto: CUDA when present)")
-    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 1 (learn/device.py "
+    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 1 (learn/core/device.py "
                                 "resolved_threads; Connect 4's conv net trained 1.3x faster on 2 threads, so two "
                                 "stages side by side on a thread each do more)")
 

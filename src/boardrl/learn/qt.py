@@ -55,8 +55,8 @@ from boardrl.agents.learned import GreedyQAgent, QTable, table_find, table_find_
 from boardrl.games._kernels import popcount
 from boardrl.games.base import Game
 from boardrl.games.tictactoe import apply, legal_bits, status
-from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
-from boardrl.learn.slots import GameSlots, segment_stop, waves
+from boardrl.learn.core.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.core.slots import GameSlots, segment_stop, waves
 
 REGIMES = ("opponent", "second_qt", "snapshots")
 

@@ -51,7 +51,7 @@ from boardrl.agents.learned import (TABLE_FILE, ModelError, QTable, model_info, 
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.games.conniption import NONE, Conniption, ConniptionState, apply
-from boardrl.learn.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.core.base import Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
 
 #: The seats ``learner_seat`` trains a table for, in the order of the agent's tables.
 TRAINED_SEATS = {"first": (0,), "second": (1,), "both": (0, 1)}

@@ -38,10 +38,10 @@ from boardrl.agents.base import Agent
 from boardrl.agents.learned import GreedyQAgent, QTable, greedy_first, table_find_or_insert
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
-from boardrl.learn.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
-from boardrl.learn.opponent import OpponentFields, learner_players
-from boardrl.learn.slots import GameSlots, segment_stop, waves
-from boardrl.learn.space import BUDGET, choices, floats, fraction_of
+from boardrl.learn.core.base import Exploration, Learner, LearnError, LearnerParams, rng_from_json, rng_state_json
+from boardrl.learn.core.opponent import OpponentFields, learner_players
+from boardrl.learn.core.slots import GameSlots, segment_stop, waves
+from boardrl.learn.core.space import BUDGET, choices, floats, fraction_of
 
 class TabularQParams(LearnerParams, OpponentFields):
     """Defaults reproduce seed 000 experiment 03: self-play from the empty board, alpha 0.1, gamma 1,
@@ -174,7 +174,7 @@ class _Trainer:
         return out
 
     def play(self, first_game: int, end_game: int) -> None:
-        """Play games number first_game .. end_game-1 to completion, wave by wave (learn/slots.py)."""
+        """Play games number first_game .. end_game-1 to completion, wave by wave (learn/core/slots.py)."""
         for lo, hi in waves(first_game, end_game, self.p.parallel_games):
             self._play_wave(lo, hi)
         self.games_done = end_game
@@ -232,7 +232,7 @@ class TabularQLearner(Learner):
     unit = "games"
     small_run = ("tictactoe", {"games": 600, "parallel_games": 64, "opponent": "random", "exploration": {
         "schedule": "exponential", "start": 1.0, "end": 0.1, "decay_games": 300}})
-    #: What a sweep varies (boardrl.learn.space); params.yaml `sweeps.<id>.space` may narrow it.  A decaying
+    #: What a sweep varies (boardrl.learn.core.space); params.yaml `sweeps.<id>.space` may narrow it.  A decaying
     #: schedule's end is drawn as a fraction of its start (it never starts below its end) and its decay as a
     #: fraction of the trial's budget (it never outlasts training); a constant schedule draws neither.
     search_space = {

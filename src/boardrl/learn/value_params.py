@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from boardrl.learn.base import Exploration, LearnerParams
+from boardrl.learn.core.base import Exploration, LearnerParams
 from boardrl.nn.config import MLPConfig
 
 
@@ -34,8 +34,8 @@ class SelfPlayValueParams(LearnerParams):
                                               "seed 003: no)")
     network: MLPConfig = Field(default_factory=MLPConfig, description="MLP body and head (nn)")
     init_std: float = Field(0.2, ge=0.0, description="Linear weights ~ N(0, init_std) (seed 003); 0 = torch default")
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (learn/device.py)")
-    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 1 (learn/device.py "
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="torch device (learn/core/device.py)")
+    threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 1 (learn/core/device.py "
                                 "resolved_threads)")
 
     @field_validator("network")

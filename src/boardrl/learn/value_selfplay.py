@@ -41,8 +41,8 @@ from boardrl.agents.base import Agent
 from boardrl.agents.network import NetworkAgent, encode_states, greedy_actions
 from boardrl.games.base import Game, random_legal_actions
 from boardrl.learn.afterstate import AfterstateAgent, afterstate_scores, value_network_fn
-from boardrl.learn.base import Learner, LearnError, rng_from_json, rng_state_json
-from boardrl.learn.device import adam, pick_device, torch_threads
+from boardrl.learn.core.base import Learner, LearnError, rng_from_json, rng_state_json
+from boardrl.learn.core.device import adam, pick_device, torch_threads
 from boardrl.learn.lambda_returns import EpisodeBuffer
 from boardrl.nn import build_network
 from boardrl.learn.value_params import SelfPlayValueParams

@@ -32,7 +32,8 @@ from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import wilson_interval, z_for
 from boardrl.report.document import Block, Bullets, Heading, Inline, Paragraph, Span, Table, text
 from boardrl.report.links import Links
-from boardrl.report.reference_systems import BEST, LEARNER_KINDS, REFERENCE_NUMBERS, SYSTEMS, ReferenceNumber
+from boardrl.report.reference_systems import (BEST, FULL_PROFILE_ONLY, LEARNER_KINDS, REFERENCE_NUMBERS, SYSTEMS,
+                                              ReferenceNumber)
 from boardrl.report.results import Experiment, finite
 from boardrl.report.sections import SEAT_NAMES, budget_text
 
@@ -188,6 +189,8 @@ def judged(n: ReferenceNumber, p: Pooled, links: Links, notes: Notes, best: bool
 def _ours(n: ReferenceNumber, e: Experiment | None, exp_id: str, links: Links, notes: Notes, *, best: bool,
           trace: Trace) -> Inline:
     """One experiment of ours on row ``n``: its id (linked to its section), budget, figure and verdict."""
+    if e is None and exp_id in FULL_PROFILE_ONLY:
+        return [Span(exp_id, code=True), Span(": in the full profile only (make repro PROFILE=full)")]
     if e is None:
         return [links.experiment(exp_id), Span(": not run yet")]
     check_kind(n, e)

@@ -142,6 +142,13 @@ def _s001() -> list[ReferenceNumber]:
 
 
 _S002_DQ = ("tictactoe_seed002_dqn_vs_semirandom",)
+#: Seed 002's other DQ regimes: defined in the full profile only (profiles/full.yaml; hours one game at a time).
+_S002_DQ_R = ("tictactoe_seed002_dqn_vs_random",)
+_S002_DQ_SELF = ("tictactoe_seed002_dqn_selfplay",)
+_S002_DQ_MAXMIN = ("tictactoe_seed002_dqn_vs_maxmin",)
+_S002_C4_DQ_SR, _S002_C4_DQ_SELF = ("connect4_seed002_dqn_vs_semirandom",), ("connect4_seed002_dqn_selfplay",)
+#: Reproductions that only the full profile defines: another profile's report says so instead of "not run yet".
+FULL_PROFILE_ONLY = frozenset(_S002_DQ_R + _S002_DQ_SELF + _S002_DQ_MAXMIN + _S002_C4_DQ_SR + _S002_C4_DQ_SELF)
 
 
 def _s002() -> list[ReferenceNumber]:
@@ -158,24 +165,27 @@ def _s002() -> list[ReferenceNumber]:
          "1,000"),
         ("QT, self-play snapshots", "tabular", "200,000 games", qt_s, "random", "82.24 / 11.34 / 6.42", "10,000"),
         ("QT, self-play snapshots", "tabular", "200,000 games", qt_s, "maxmin", "0 / 61.60 / 38.40", "1,000"),
-        ("DQ, trained vs Random", "neural", "150,000 games", (), "random", "94.04 / 5.08 / 0.88", "10,000"),
-        ("DQ, trained vs Random", "neural", "150,000 games", (), "maxmin", "0 / 83.80 / 16.20", "1,000"),
+        ("DQ, trained vs Random", "neural", "150,000 games", _S002_DQ_R, "random", "94.04 / 5.08 / 0.88", "10,000"),
+        ("DQ, trained vs Random", "neural", "150,000 games", _S002_DQ_R, "maxmin", "0 / 83.80 / 16.20", "1,000"),
         ("DQ, trained vs SemiRandom (README headline)", "neural", "150,000 games", _S002_DQ, "semirandom",
          "94.59 / 5.12 / 0.29", "10,000"),
         ("DQ, trained vs SemiRandom (README headline)", "neural", "150,000 games", _S002_DQ, "maxmin",
          "0 / 100 / 0", "1,000"),
-        ("DQ, self-play", "neural", "200,000 games", (), "semirandom", "92.07 / 7.70 / 0.23", "10,000"),
-        ("DQ, self-play", "neural", "200,000 games", (), "maxmin", "0 / 100 / 0", "1,000"),
+        ("DQ, self-play", "neural", "200,000 games", _S002_DQ_SELF, "semirandom", "92.07 / 7.70 / 0.23", "10,000"),
+        ("DQ, self-play", "neural", "200,000 games", _S002_DQ_SELF, "maxmin", "0 / 100 / 0", "1,000"),
         ("DQ, trained vs a second DQ", "neural", "200,000 games", (), "semirandom", "92.43 / 7.42 / 0.15", "10,000"),
         ("DQ, trained vs a second DQ", "neural", "200,000 games", (), "maxmin", "0 / 100 / 0", "1,000"),
-        ("DQ, trained vs MaxMin", "neural", "10,000 games", (), "semirandom", "38.74 / 29.07 / 32.19", "10,000"),
-        ("DQ, trained vs MaxMin", "neural", "10,000 games", (), "maxmin", "0 / 50 / 50", "1,000"),
+        ("DQ, trained vs MaxMin", "neural", "10,000 games", _S002_DQ_MAXMIN, "semirandom", "38.74 / 29.07 / 32.19",
+         "10,000"),
+        ("DQ, trained vs MaxMin", "neural", "10,000 games", _S002_DQ_MAXMIN, "maxmin", "0 / 50 / 50", "1,000"),
     ]
     c4 = [
-        ("DQ, trained vs SemiRandom", "neural", "200,000 games", (), "semirandom", "61.50 / 0 / 38.50", "10,000"),
-        ("DQ, trained vs SemiRandom", "neural", "200,000 games", (), "maxmin", "0 / 0 / 100", "10"),
-        ("DQ, self-play", "neural", "200,000 games", (), "semirandom", "63.62 / 0 / 36.38", "10,000"),
-        ("DQ, self-play", "neural", "200,000 games", (), "maxmin", "0 / 0 / 100", "10"),
+        ("DQ, trained vs SemiRandom", "neural", "200,000 games", _S002_C4_DQ_SR, "semirandom", "61.50 / 0 / 38.50",
+         "10,000"),
+        ("DQ, trained vs SemiRandom", "neural", "200,000 games", _S002_C4_DQ_SR, "maxmin", "0 / 0 / 100", "10"),
+        ("DQ, self-play", "neural", "200,000 games", _S002_C4_DQ_SELF, "semirandom", "63.62 / 0 / 36.38",
+         "10,000"),
+        ("DQ, self-play", "neural", "200,000 games", _S002_C4_DQ_SELF, "maxmin", "0 / 0 / 100", "10"),
     ]
     out = []
     for game, rows in (("tictactoe", ttt), ("connect4", c4)):

@@ -4,7 +4,7 @@ Why a section of its own: a reader who reruns ``make repro`` elsewhere must know
 A trained model is a function of (game, learner params, seed) (tests/learn/test_training_invariance.py).  Learners
 whose arithmetic is numpy and numba give the same bits on every machine.  torch learners give the same bits on
 x86-64 CPUs with AVX2 because boardrl pins torch's kernel dispatch, thread count and deterministic kernels
-(``boardrl/cpu_pins.py``, ``learn/device.py``; tests/learn/test_cpu_determinism.py); on a GPU, or with
+(``boardrl/cpu_pins.py``, ``learn/core/device.py``; tests/learn/test_cpu_determinism.py); on a GPU, or with
 ``BOARDRL_CPU_ISA=native``, they are reproducible in distribution only, so what carries over there is the interval
 over training seeds, and an experiment of one seed has no such interval.
 """

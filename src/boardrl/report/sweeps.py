@@ -167,7 +167,7 @@ _ABSENT = object()
 
 
 def get_dotted(params: dict[str, Any] | None, key: str) -> Any:
-    """The value at dotted ``key`` of nested ``params`` (the reverse of ``learn.space.set_dotted``), or absent."""
+    """The value at dotted ``key`` of nested ``params`` (the reverse of ``learn.core.space.set_dotted``), or absent."""
     node: Any = params
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:

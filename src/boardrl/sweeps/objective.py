@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from boardrl.config import Params
 from boardrl.experiments.curve import score
-from boardrl.learn.space import Space, learner_base, set_dotted, suggest_values
+from boardrl.learn.core.space import Space, learner_base, set_dotted, suggest_values
 
 #: ``on_report(trial, step, value)``: where intermediate values also go (the MLflow trial run).
 ReportHook = Callable[[Any, int, float], None]
@@ -64,7 +64,7 @@ class Objective:
 
     def suggest(self, trial: Any) -> dict[str, Any]:
         """The learner values (dotted keys) of this trial: fractions multiplied out by the experiment's params
-        and the sweep's budget, conditional dimensions only where they apply (``learn.space``)."""
+        and the sweep's budget, conditional dimensions only where they apply (``learn.core.space``)."""
         from boardrl.learn import learner_class
 
         cls = learner_class(self.params.experiment(self.settings.experiment).learner)

@@ -5,7 +5,7 @@ trial's values, plus a comment-free ``sweep`` block saying where they came from.
 the ``dvc exp run -S experiments.<id>.params.<key>=<value> ...`` command that trains the experiment with them
 (the sweep's reduced budget is not carried over: the experiment keeps its own).
 
-Values are the learner values a trial trained with (``learn.space.trial_values``), not its Optuna params: a
+Values are the learner values a trial trained with (``learn.core.space.trial_values``), not its Optuna params: a
 dimension searched as a fraction (``exploration.end/exploration.start``) is written as the param it sets.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from boardrl.atomic_io import atomic_write_text, atomic_writer
-from boardrl.learn.space import VALUES_ATTR, set_dotted, trial_values
+from boardrl.learn.core.space import VALUES_ATTR, set_dotted, trial_values
 
 FIGURES = {
     "history.png": "plot_optimization_history",

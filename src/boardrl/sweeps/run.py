@@ -14,7 +14,7 @@ from typing import Any
 
 from boardrl.config import Params
 from boardrl.sweeps.objective import SweepSettings
-from boardrl.learn.space import SpaceError, experiment_space
+from boardrl.learn.core.space import SpaceError, experiment_space
 from boardrl.sweeps.storage import SweepError, describe, fail_stale_trials
 from boardrl.sweeps.study import SweepJob, counts, open_study, run_workers
 from boardrl.sweeps.tracking import SweepTracker, retry

@@ -68,7 +68,7 @@ OBJECTIVE_NAME = "score (win + draw/2)"
 
 
 def sampler(job: SweepJob, worker: int) -> Any:
-    """Seeded multivariate TPE; ``group=True`` because the space is conditional (``learn.space``: a constant
+    """Seeded multivariate TPE; ``group=True`` because the space is conditional (``learn.core.space``: a constant
     schedule draws no end or decay), so each branch is modelled from the trials that have it."""
     import optuna
 

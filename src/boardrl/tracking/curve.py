@@ -3,7 +3,7 @@
 The TSV layout is the contract with ``dvc plots`` and the report stage (whose ``read_curve`` is the one reader):
 ``step  opponent  seat  win  draw  loss  games`` with one row per (step, opponent, seat) and seat in
 as_first / as_second / combined; rates are fractions of ``games``.  Rows measured before an interruption are
-kept by the learner base in its checkpoints (learn/base.py), so a resumed run writes the whole curve.
+kept by the learner base in its checkpoints (learn/core/base.py), so a resumed run writes the whole curve.
 """
 
 from __future__ import annotations

@@ -287,7 +287,7 @@ def _manifest_problem(m: dict[str, Any]) -> str | None:
 
 
 def _extra_problem(extra: dict[str, Any]) -> str | None:
-    """What is wrong with the run's bookkeeping that ``learn/base.py`` stores in ``extra`` and converts on resume
+    """What is wrong with the run's bookkeeping that ``learn/core/base.py`` stores in ``extra`` and converts on resume
     (eval points -> records, eval points -> counts, seconds), or None: caught here, not as a traceback there."""
     def counts(x: Any) -> bool:
         return isinstance(x, str) and x.isdigit()

@@ -11,7 +11,7 @@ In the way Stable-Baselines3's ``BaseAlgorithm`` does, ``Learner.train`` runs ev
   rows) is kept in ``learner.evaluations`` keyed by that count, ``learner.curve_points`` maps each requested point
   to it, and both go into the checkpoint, so a resumed run hands back the whole curve, including the points
   measured before it was killed;
-- **checkpoints** (learn/checkpoint.py) after each segment: the learner's state tree (numpy arrays, torch modules
+- **checkpoints** (learn/core/checkpoint.py) after each segment: the learner's state tree (numpy arrays, torch modules
   and optimizers, replay buffers, every random generator) plus torch's global random state when torch is in
   use, so a killed run resumes to exactly the result of an uninterrupted one (on CPU);
 - a **tqdm progress bar** and a **metrics hook**: ``self.log_metrics({...}, step)`` from a learner (losses,
@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from boardrl.agents.base import Agent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
-from boardrl.learn.checkpoint import MANIFEST, Checkpoint
+from boardrl.learn.core.checkpoint import MANIFEST, Checkpoint
 
 __all__ = [
     "EvalCallback", "Exploration", "Learner", "LearnError", "LearnerParams", "MANIFEST", "MetricsCallback",
@@ -113,7 +113,7 @@ class Learner(ABC):
     #: same bits on CPUs under boardrl/cpu_pins.py; not claimed on GPUs).  The report says which is which.
     arithmetic: ClassVar[Literal["numpy", "torch"]] = "numpy"
     #: A torch learner's CPU threads where its ``threads`` param and ``$BOARDRL_TORCH_THREADS`` leave them open
-    #: (learn/device.py ``resolved_threads``); the experiment's curve and evaluation stages play on as many.
+    #: (learn/core/device.py ``resolved_threads``); the experiment's curve and evaluation stages play on as many.
     default_threads: ClassVar[int] = 2
 
     def __init__(self) -> None:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, model_validator
 from boardrl.agents.base import Agent
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
-from boardrl.learn.base import LearnError
+from boardrl.learn.core.base import LearnError
 
 
 class LeagueFields(BaseModel):
