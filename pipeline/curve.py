@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main(argv: list[str] | None = None) -> None:
     args = experiment_stage_args(argv, __doc__.splitlines()[0], ROOT / "params.yaml")
     curves = run_experiment_stage(args.params, args.experiment,
-                                  lambda params, exp_id: run_curve(params, exp_id, ROOT))
+                                  lambda spec: run_curve(spec, ROOT))
     points = sum(len({row[0] for row in rows}) for rows in curves.values())
     print(f"curve: {args.experiment}: {len(curves)} seed(s), {points} point(s)", file=sys.stderr)
 

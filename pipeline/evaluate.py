@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main(argv: list[str] | None = None) -> None:
     args = experiment_stage_args(argv, __doc__.splitlines()[0], ROOT / "params.yaml")
     results = run_experiment_stage(args.params, args.experiment,
-                                   lambda params, exp_id: run_evaluate(params, exp_id, ROOT))
+                                   lambda spec: run_evaluate(spec, ROOT))
     seconds = sum(r["provenance"]["seconds"] for r in results["seeds"].values())
     print(f"evaluate: {args.experiment}: {len(results['seeds'])} seed(s) in {seconds:.1f} s", file=sys.stderr)
 

@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     progress = os.environ.get("BOARDRL_PROGRESS", "1") != "0"
     exit_with_parent()  # no orphan trainer when dvc is killed
     trained = run_experiment_stage(args.params, args.experiment,
-                                   lambda params, exp_id: run_train(params, exp_id, ROOT, progress=progress))
+                                   lambda spec: run_train(spec, ROOT, progress=progress))
     seconds = sum(t.summary["seconds"] for t in trained)
     print(f"train: {args.experiment}: {len(trained)} seed(s) in {seconds:.1f} s", file=sys.stderr)
 

@@ -301,6 +301,21 @@ def test_unknown_experiment_names_the_configured_ones(raw):
     assert info.value.problem == f"no experiment 'conniption_tabular_q'; configured: {TTT}, {DAB}"
 
 
+def test_a_spec_resolves_the_experiment_once_with_its_games_defaults(raw):
+    """The stages take an ExperimentSpec: the experiment's own settings, else its game's, and the learner's params
+    validated with their defaults; an unknown id is the same one-line error as above."""
+    p = parse_params(raw)
+    spec = p.spec(TTT)
+    assert (spec.id, spec.game, spec.learner, spec.profile) == (TTT, "tictactoe", "tabular_q", p.profile)
+    assert spec.seeds == tuple(p.experiments[TTT].seeds) and spec.learner_params == p.learner_params(TTT)
+    assert (spec.unit, spec.budget) == p.budget(TTT)
+    assert list(spec.curve_opponents) == p.curve_opponents(TTT) and list(spec.ladder) == p.ladder(TTT)
+    assert spec.uci == p.uci(TTT) and spec.evaluate is p.evaluate and spec.train is p.train
+    assert spec.labels() == {"experiment": TTT, "game": "tictactoe", "learner": "tabular_q", "profile": p.profile}
+    with pytest.raises(ConfigError, match="no experiment 'nope'; configured: "):
+        p.spec("nope")
+
+
 def test_missing_sections_are_named(raw):
     err = error_of(mutate(raw, "train.curve", delete=True))
     assert err.key == "train.curve" and "missing" in err.problem
@@ -351,7 +366,7 @@ def test_eval_points_are_log_spaced_and_end_at_the_budget():
 
 
 def hashes(p, exp_id: str) -> tuple[str, str]:
-    return params_hash(train_slice(p, exp_id)), params_hash(evaluate_slice(p, exp_id))
+    return params_hash(train_slice(p.spec(exp_id))), params_hash(evaluate_slice(p.spec(exp_id)))
 
 
 @pytest.mark.parametrize(
@@ -407,8 +422,8 @@ def test_removing_an_experiment_leaves_the_others_alone(raw):
 def test_slices_follow_the_experiments_own_params(raw, path, value, train_changes):
     base = parse_params(raw)
     changed = parse_params(mutate(raw, path, value))
-    train_changed = params_hash(train_slice(base, TTT)) != params_hash(train_slice(changed, TTT))
-    evaluate_changed = params_hash(evaluate_slice(base, TTT)) != params_hash(evaluate_slice(changed, TTT))
+    train_changed = params_hash(train_slice(base.spec(TTT))) != params_hash(train_slice(changed.spec(TTT)))
+    evaluate_changed = params_hash(evaluate_slice(base.spec(TTT))) != params_hash(evaluate_slice(changed.spec(TTT)))
     assert train_changed == train_changes
     # evaluate depends on the learner params, seeds and its own evaluate keys, not on the learning curve
     own = path.startswith(f"experiments.{TTT}.") and not path.endswith((".opponents", ".learner"))
@@ -424,25 +439,25 @@ def test_a_default_written_out_does_not_change_the_slice(raw):
 
 def test_slice_contents(raw):
     p = parse_params(raw)
-    tr, ev = train_slice(p, TTT), evaluate_slice(p, TTT)
+    tr, ev = train_slice(p.spec(TTT)), evaluate_slice(p.spec(TTT))
     for sl in (tr, ev):
         assert sl["experiment"] == TTT and sl["game"] == "tictactoe" and sl["learner"] == "tabular_q"
         assert sl["seeds"] == [0, 1, 2]
         assert sl["learner_params"] == p.learner_params(TTT).model_dump(mode="json")
         assert sl["learner_params"]["games"] == 1_000_000
     assert tr["train"] == {"curve_points": eval_points(1_000_000, p.train.curve), "snapshots": True}
-    curve = curve_slice(p, TTT)["curve"]["opponents"]
+    curve = curve_slice(p.spec(TTT))["curve"]["opponents"]
     assert [o["agent"] for o in curve] == raw["train"]["opponents"]["tictactoe"]
     assert {o["games"] for o in curve} == {p.train.eval_games}  # resolved: each opponent's games
     assert ev["evaluate"]["uci"] is None and ev["evaluate"]["optimal_plies"] is None  # not connect4
     assert ev["evaluate"]["opponents"][0] == {"agent": "random", "games": 20000}
-    assert evaluate_slice(p, DAB)["evaluate"]["uci"] is None
+    assert evaluate_slice(p.spec(DAB))["evaluate"]["uci"] is None
 
 
 def test_a_connect4_experiment_gets_uci_and_optimal_plies(raw):
     data = with_experiment(raw, "c4", game="connect4")
     data["train"]["opponents"]["connect4"] = ["random"]
-    ev = evaluate_slice(parse_params(data), "c4")["evaluate"]
+    ev = evaluate_slice(parse_params(data).spec("c4"))["evaluate"]
     assert ev["optimal_plies"] == [12, 30]
     assert ev["uci"] == {"seed000_games": 1000, "full": True, "full_positions": None, "value_accuracy": True}
 
@@ -458,7 +473,7 @@ def test_params_hash_is_stable(raw):
         from boardrl.config import parse_params, train_slice, evaluate_slice
         from boardrl.tracking.provenance import params_hash
         p = parse_params(yaml.safe_load(open({str(ROOT / "params.yaml")!r})))
-        print(params_hash(train_slice(p, {TTT!r})), params_hash(evaluate_slice(p, {TTT!r})))
+        print(params_hash(train_slice(p.spec({TTT!r}))), params_hash(evaluate_slice(p.spec({TTT!r}))))
     """)
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONHASHSEED": "123"})

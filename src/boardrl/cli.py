@@ -489,15 +489,14 @@ def train(
     from boardrl.experiments.train import run_train
     from boardrl.tracking.store import TRACKING_ROOT_ENV
 
-    params = load_params(params_file)
-    params.experiment(experiment)  # an unknown id is one line before any work
+    spec = load_params(params_file).spec(experiment)  # an unknown id: one line before any work
     where = (out or Path("tryouts") / experiment).resolve()
     if where == Path.cwd().resolve():
         raise BoardRLError("--out must not be the project itself: the pipeline's outputs live there")
     os.environ.setdefault(TRACKING_ROOT_ENV, str(Path.cwd().resolve()))
-    trained = run_train(params, experiment, where, progress=progress)
+    trained = run_train(spec, where, progress=progress)
     seconds = sum(t.summary["seconds"] for t in trained)
-    game = params.experiment(experiment).game
+    game = spec.game
     typer.echo(f"{experiment}: {len(trained)} seed(s) in {seconds:.1f} s -> {where}/models/{experiment}")
     typer.echo(f"play it: BOARDRL_ROOT={where} boardrl match {game} model:{experiment} random")
 

@@ -125,15 +125,16 @@ def test_agents_without_a_value_are_skipped_not_refused(table, tmp_path):
         va.value_accuracy(make_agent(make_game("tictactoe"), "random"), table)
     params = load_params(ROOT / "params.yaml")
     # No table under tmp_path: a skipped agent never reads it.
-    assert stage.value_accuracy(params, "connect4_dqn", tmp_path, C4, random) is None
-    assert stage.value_accuracy(params, "tictactoe_dqn", tmp_path, make_game("tictactoe"), ConstantValue(0.0)) is None
+    assert stage.value_accuracy(params.spec("connect4_dqn"), tmp_path, C4, random) is None
+    ttt = make_game("tictactoe")
+    assert stage.value_accuracy(params.spec("tictactoe_dqn"), tmp_path, ttt, ConstantValue(0.0)) is None
 
 
 def test_the_evaluate_stage_adds_a_block_and_metrics(table, tmp_path):
     params = load_params(ROOT / "params.yaml")
     assert params.evaluate.per_game["connect4"].uci.value_accuracy
     uci_table.write_parquet(table, tmp_path / stage.UCI_TABLE)
-    block = stage.value_accuracy(params, "connect4_dqn", tmp_path, C4, ConstantValue(0.0))
+    block = stage.value_accuracy(params.spec("connect4_dqn"), tmp_path, C4, ConstantValue(0.0))
     assert block["accuracy"]["correct"] == 6_449 and block["positions"] == N
     results = {"opponents": {}, "optimal_move_rate": None, "uci": None, "value_accuracy": block}
     m = stage.seed_metrics(results)
@@ -149,7 +150,8 @@ def test_the_uci_setting_is_backward_compatible_and_turns_it_off(tmp_path):
     del uci["value_accuracy"]  # a params file from before the setting existed
     assert parse_params(data).evaluate.per_game["connect4"].uci.value_accuracy is True
     uci["value_accuracy"] = False
-    assert stage.value_accuracy(parse_params(data), "connect4_dqn", tmp_path, C4, ConstantValue(0.0)) is None  # no table read
+    no_table_read = stage.value_accuracy(parse_params(data).spec("connect4_dqn"), tmp_path, C4, ConstantValue(0.0))
+    assert no_table_read is None
 
 
 def test_the_report_shows_each_seed_with_a_value(table):

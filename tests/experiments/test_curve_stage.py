@@ -91,7 +91,7 @@ def train_and_curve(root: Path, data: dict) -> tuple[list, dict]:
     from boardrl.experiments.train import run_train
 
     params = parse_params(data)
-    return run_train(params, EXP, root, progress=False), run_curve(params, EXP, root, verbose=False)
+    return run_train(params.spec(EXP), root, progress=False), run_curve(params.spec(EXP), root, verbose=False)
 
 
 def test_the_stages_write_snapshots_curves_and_linked_mlflow_runs(project):
@@ -132,7 +132,7 @@ def test_the_stage_curve_equals_the_in_training_curve(project):
 
     data = params_with()
     train_and_curve(project, data)
-    _, learner = train_seed(parse_params(data), EXP, 2, project / "reference-ck", verbose=False)
+    _, learner = train_seed(parse_params(data).spec(EXP), 2, project / "reference-ck", verbose=False)
     reference = curves.write_tsv(project / "reference.tsv", curve_rows(learner.evaluations))
     assert ExperimentPaths(project, EXP).curve(2).read_bytes() == reference.read_bytes()
 
@@ -154,7 +154,7 @@ def test_the_curve_stage_needs_snapshots_and_keeps_the_old_curves_when_one_seed_
 
     data = params_with()
     with pytest.raises(BoardRLError, match=r"no snapshots in .*seed-1: index.json is missing"):
-        run_curve(parse_params(data), EXP, project, verbose=False)
+        run_curve(parse_params(data).spec(EXP), project, verbose=False)
     assert not (project / "results").exists()  # checked before any work
     train_and_curve(project, data)
     paths = ExperimentPaths(project, EXP)
@@ -163,11 +163,11 @@ def test_the_curve_stage_needs_snapshots_and_keeps_the_old_curves_when_one_seed_
     good = index.read_text()
     index.write_text(json.dumps({**json.loads(good), "seed": 1}))  # seed 1's snapshots under seed 2
     with pytest.raises(BoardRLError, match=r"seed-2: snapshots of tabular_q on tictactoe seed 1, not tabular_q"):
-        run_curve(parse_params(data), EXP, project, verbose=False)
+        run_curve(parse_params(data).spec(EXP), project, verbose=False)
     index.write_text(good)
     shutil.rmtree(paths.seed_snapshots(2) / str(json.loads(good)["snapshots"][-1]))  # fails after seed 1 played
     data["train"]["eval_games"] = 8
     with pytest.raises(BoardRLError, match=r"agent.json is missing"):
-        run_curve(parse_params(data), EXP, project, verbose=False)
+        run_curve(parse_params(data).spec(EXP), project, verbose=False)
     assert {s: paths.curve(s).read_bytes() for s in (1, 2)} == before  # seed 1's new curve was not published alone
     assert sorted(p.name for p in paths.curves.parent.iterdir()) == [EXP]  # no temporaries left

@@ -223,7 +223,7 @@ def project(tmp_path, monkeypatch):
 def train(root: Path, data: dict):
     from boardrl.experiments.train import run_train
 
-    return run_train(parse_params(data), EXP, root, progress=False)
+    return run_train(parse_params(data).spec(EXP), root, progress=False)
 
 
 def seed_outputs(root: Path) -> dict[str, dict[str, bytes]]:
@@ -290,7 +290,7 @@ def test_a_read_only_results_folder_fails_the_train_stage_with_the_old_outputs_w
 def evaluate(root: Path, data: dict):
     from boardrl.experiments.evaluate import run_evaluate
 
-    return run_evaluate(parse_params(data), EXP, root)
+    return run_evaluate(parse_params(data).spec(EXP), root)
 
 
 def eval_outputs(root: Path) -> tuple[bytes, bytes]:
@@ -338,12 +338,12 @@ def test_curve_publication_failing_at_any_rename_keeps_the_old_curves(project, m
 
     data = params_with()
     train(project, data)
-    run_curve(parse_params(data), EXP, project, verbose=False)
+    run_curve(parse_params(data).spec(EXP), project, verbose=False)
     curves = ExperimentPaths(project, EXP).curves
     before = tree(curves.parent)
     data["train"]["eval_games"] = 8
     with monkeypatch.context() as m:
         fail_commit_at(m, k)
         with pytest.raises(BoardRLError, match=f"^curve: ttt: .*Permission denied; {NOTHING}$"):
-            run_curve(parse_params(data), EXP, project, verbose=False)
+            run_curve(parse_params(data).spec(EXP), project, verbose=False)
     assert tree(curves.parent) == before

@@ -36,7 +36,7 @@ def test_the_stage_writes_exact_verdicts_per_game_and_drops_stale_files(params, 
     stale.write_text("{}")
     summary = referee_mod.run_referee(params, tmp_path, progress=False)
     assert sorted(summary) == ["conniption", "tictactoe"] and not stale.exists()
-    positions = referee_mod.evaluation_positions(params, "tictactoe")["optimal"]
+    positions = referee_mod.evaluation_positions(params.evaluate, "tictactoe")["optimal"]
     assert len(positions) == 120 == summary["tictactoe"]["positions"]
     fresh = make_referee(TTT)
     judged = RememberingReferee(fresh, known=referee_mod.judged_path(tmp_path, "tictactoe")).verdicts
@@ -67,7 +67,7 @@ def test_evaluate_reads_the_stage_file_and_searches_nothing(params, tmp_path, mo
             raise AssertionError("the referee searched a position the stage had judged")
 
         monkeypatch.setattr(referee.referee, "solve", no_search)
-        rate = evaluate_mod.optimal_moves(params, TTT, make_agent(TTT, "perfect"), tmp_path)
+        rate = evaluate_mod.optimal_moves(params.evaluate, TTT, make_agent(TTT, "perfect"), tmp_path)
         assert rate["n"] == 120 and rate["rate"] == 1.0
         assert not (tmp_path / "cache" / "referee" / "tictactoe.json").exists()  # nothing new to remember
     finally:

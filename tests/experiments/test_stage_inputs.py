@@ -26,7 +26,8 @@ def raw() -> dict:
 
 def files(data: dict, tmp_path: Path) -> dict[str, dict]:
     params = parse_params(data)
-    return {stage: inputs.stage_inputs(params, TTT, stage, tmp_path) for stage in inputs.SLICES}
+    learners = inputs.experiment_learners(params)
+    return {stage: inputs.stage_inputs(params.spec(TTT), stage, tmp_path, learners) for stage in inputs.SLICES}
 
 
 def edited(raw: dict, fn) -> dict:

@@ -146,7 +146,7 @@ def test_train_stage_writes_the_trace_beside_the_summary(tmp_path, monkeypatch):
         monkeypatch.delenv(k)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "unset")  # configure() points it at tmp_path; restored afterwards
     try:
-        trained = run_train(parse_params(data), "t01", tmp_path, progress=False)
+        trained = run_train(parse_params(data).spec("t01"), tmp_path, progress=False)
     finally:
         import mlflow
 

@@ -439,7 +439,8 @@ def test_the_curve_stage_equals_the_curve_measured_in_training(repo, tmp_path):
     from boardrl.experiments.train import train_seed
     from boardrl.tracking import curve as curves
 
-    _, learner = train_seed(parse_params(repo["params"]), "tictactoe_tabular_q", 7, tmp_path / "ck", verbose=False)
+    spec = parse_params(repo["params"]).spec("tictactoe_tabular_q")
+    _, learner = train_seed(spec, 7, tmp_path / "ck", verbose=False)
     expected = curves.write_tsv(tmp_path / "curve.tsv", curve_rows(learner.evaluations)).read_bytes()
     assert (repo["path"] / "results/curves/tictactoe_tabular_q/seed-7.tsv").read_bytes() == expected
 

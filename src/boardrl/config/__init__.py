@@ -2,7 +2,7 @@
 
 One module per job: ``schema`` (the pydantic models), ``limits`` (ceilings of every count), ``checks`` (what
 spans sections: games, learners, agents and models named exist), ``errors`` (a problem as one line),
-``loading`` (reading and validating the file), ``slices`` (what each stage's numbers depend on) and ``stage``
+``loading`` (reading and validating the file), ``spec`` (one experiment resolved), ``slices`` (what each stage's numbers depend on) and ``stage``
 (what every stage script shares).  Import the names from ``boardrl.config``.
 
 Why validate up front: a typo (``eval_gmes``), an unknown game, learner or opponent, a string where a number
@@ -27,6 +27,7 @@ from the learner's own defaults (``learn/<learner>.py``).  Settings that cannot 
 processes, progress bars) are not params: see ``runtime_processes``.  ``train_slice``/``evaluate_slice``
 return exactly what a stage's numbers depend on; its params hash is computed from that slice.
 ``curve_slice`` is stage curve@<id>'s (the learning curve played against the train stage's snapshots).
+A stage resolves its experiment once, as an ``ExperimentSpec`` (``spec``), and hands that down.
 """
 
 from boardrl.config.errors import (  # noqa: F401
@@ -46,6 +47,7 @@ from boardrl.config.checks import (  # noqa: F401
 from boardrl.config.loading import (  # noqa: F401
     load_params, load_params_or_exit, parse_params, read_yaml,
 )
+from boardrl.config.spec import ExperimentSpec  # noqa: F401
 from boardrl.config.slices import (  # noqa: F401
     curve_slice, download_slice, eval_points, evaluate_slice, prepare_slice, tournament_slice, train_slice,
 )

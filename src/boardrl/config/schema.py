@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from boardrl.config.errors import ConfigError
 from boardrl.config.limits import (
@@ -20,6 +20,9 @@ from boardrl.config.limits import (
     Whole,
 )
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+if TYPE_CHECKING:
+    from boardrl.config.spec import ExperimentSpec
 
 EXPERIMENT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
@@ -197,6 +200,12 @@ class Params(_Strict):
         except KeyError:
             known = ", ".join(self.experiments)
             raise ConfigError("experiments", f"no experiment {exp_id!r}; configured: {known}") from None
+
+    def spec(self, exp_id: str) -> ExperimentSpec:
+        """Experiment ``exp_id`` resolved once, as the stages take it (``config/spec.py``)."""
+        from boardrl.config.spec import ExperimentSpec
+
+        return ExperimentSpec.resolve(self, exp_id)
 
     def learner_params(self, exp_id: str) -> BaseModel:
         """The validated params model of the experiment's learner (its defaults plus the experiment's params)."""

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from boardrl.config.schema import CurveParams, Params
+from boardrl.config.spec import ExperimentSpec
 
 
 # ---------------------------------------------------------------------------------------------- slices
@@ -17,29 +18,28 @@ def prepare_slice(p: Params) -> dict[str, Any]:
     return {"prepare": p.prepare.model_dump(mode="json")}
 
 
-def _experiment_head(p: Params, exp_id: str) -> dict[str, Any]:
-    e = p.experiment(exp_id)
-    return {"experiment": exp_id, "game": e.game, "learner": e.learner, "seeds": list(e.seeds),
-            "learner_params": p.learner_params(exp_id).model_dump(mode="json")}
+def _experiment_head(spec: ExperimentSpec) -> dict[str, Any]:
+    return {"experiment": spec.id, "game": spec.game, "learner": spec.learner, "seeds": list(spec.seeds),
+            "learner_params": spec.learner_params.model_dump(mode="json")}
 
 
-def train_slice(p: Params, exp_id: str) -> dict[str, Any]:
-    """Exactly the params the train stage of ``exp_id`` depends on (build/inputs/<id>.train.json carries it).
+def train_slice(spec: ExperimentSpec) -> dict[str, Any]:
+    """Exactly the params the train stage of an experiment depends on (build/inputs/<id>.train.json carries it).
 
     Not the curve's opponents or games per point: the train stage saves a snapshot at each curve point and
     stage curve@<id> plays them (``curve_slice``), so changing how the curve is measured retrains nothing.  Only
     whether there is a curve at all (no opponents: no snapshots) and where it is measured.
     """
-    return {**_experiment_head(p, exp_id), "train": {
-        "curve_points": eval_points(p.budget(exp_id)[1], p.train.curve),
-        "snapshots": bool(p.curve_opponents(exp_id)),
+    return {**_experiment_head(spec), "train": {
+        "curve_points": eval_points(spec.budget, spec.train.curve),
+        "snapshots": bool(spec.curve_opponents),
     }}
 
 
-def curve_slice(p: Params, exp_id: str) -> dict[str, Any]:
+def curve_slice(spec: ExperimentSpec) -> dict[str, Any]:
     """The params of stage curve@<id>: the curve's opponents, each with its resolved number of games."""
-    return {**_experiment_head(p, exp_id), "curve": {
-        "opponents": [{"agent": o.agent, "games": o.games or p.train.eval_games} for o in p.curve_opponents(exp_id)],
+    return {**_experiment_head(spec), "curve": {
+        "opponents": [{"agent": o.agent, "games": o.games or spec.train.eval_games} for o in spec.curve_opponents],
     }}
 
 
@@ -47,17 +47,16 @@ def tournament_slice(p: Params, tid: str) -> dict[str, Any]:
     return {"tournament": tid, **p.tournaments[tid].model_dump(mode="json")}
 
 
-def evaluate_slice(p: Params, exp_id: str) -> dict[str, Any]:
-    """The params of the evaluate stage of ``exp_id``: its own keys and the learner params of the model."""
-    e = p.experiment(exp_id)
-    per_game = p.evaluate.per_game[e.game]
-    return {**_experiment_head(p, exp_id), "evaluate": {
-        "seed": p.evaluate.seed,
-        "games": p.evaluate.games,
-        "optimal_positions": p.evaluate.optimal_positions,
-        "optimal_plies": list(per_game.optimal_plies) if per_game.optimal_plies else None,
-        "uci": p.uci(exp_id).model_dump(mode="json") if p.uci(exp_id) else None,
-        "opponents": [o.model_dump(mode="json") for o in p.ladder(exp_id)],
+def evaluate_slice(spec: ExperimentSpec) -> dict[str, Any]:
+    """The params of the evaluate stage of an experiment: its own keys and the learner params of the model."""
+    plies = spec.game_evaluation.optimal_plies
+    return {**_experiment_head(spec), "evaluate": {
+        "seed": spec.evaluate.seed,
+        "games": spec.evaluate.games,
+        "optimal_positions": spec.evaluate.optimal_positions,
+        "optimal_plies": list(plies) if plies else None,
+        "uci": spec.uci.model_dump(mode="json") if spec.uci else None,
+        "opponents": [o.model_dump(mode="json") for o in spec.ladder],
     }}
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, NoReturn, TypeVar
 
 from boardrl.config.errors import EXIT_BAD_PARAMS, ConfigError, fail
 from boardrl.config.loading import load_params_or_exit
-from boardrl.config.schema import Params
+from boardrl.config.spec import ExperimentSpec
 from boardrl.errors import BoardRLError
 
 PROCESSES_ENV = "BOARDRL_PROCESSES"
@@ -38,8 +38,9 @@ def runtime_processes() -> int:
 T = TypeVar("T")
 
 
-def run_experiment_stage(params_path: str | Path, exp_id: str, run: Callable[[Params, str], T]) -> T:
-    """Entry of a per-experiment stage (train, evaluate): validate, then run, every failure one ``error:`` line.
+def run_experiment_stage(params_path: str | Path, exp_id: str, run: Callable[[ExperimentSpec], T]) -> T:
+    """Entry of a per-experiment stage (train, curve, evaluate): validate, resolve the experiment once, then run
+    it; every failure one ``error:`` line.
 
     Params and the experiment id are checked before any work (exit 2).  SIGTERM (``dvc`` or a user stopping
     the stage) becomes SystemExit, so context managers unwind: the MLflow run is closed as FAILED instead of
@@ -47,13 +48,13 @@ def run_experiment_stage(params_path: str | Path, exp_id: str, run: Callable[[Pa
     """
     params = load_params_or_exit(params_path, only_experiment=exp_id)
     try:
-        params.experiment(exp_id)
+        spec = params.spec(exp_id)
         runtime_processes()
     except ConfigError as exc:
         fail(str(exc), EXIT_BAD_PARAMS)
     signal.signal(signal.SIGTERM, exit_on_sigterm)
     try:
-        return run(params, exp_id)
+        return run(spec)
     except BoardRLError as exc:
         fail(str(exc))
     except OSError as exc:  # permissions, a full disk: one line naming the path (atomic writes kept the old outputs)

@@ -25,7 +25,7 @@ from typing import Any
 
 from boardrl.agents import make_agent
 from boardrl.agents.base import Agent
-from boardrl.config import Params, curve_slice, runtime_processes
+from boardrl.config import ExperimentSpec, curve_slice, runtime_processes
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import SEATS
 from boardrl.paths import ExperimentPaths
@@ -109,10 +109,10 @@ def score(record: dict[str, Any]) -> float:
     return sum(rates) / len(rates) if rates else 0.0
 
 
-def curve_opponents(params: Params, exp_id: str, game: Game) -> list[CurveOpponent]:
+def curve_opponents(spec: ExperimentSpec, game: Game) -> list[CurveOpponent]:
     """The experiment's curve opponents as agents, each with its number of games per point."""
-    return [CurveOpponent(o.key, make_agent(game, o.agent), o.games or params.train.eval_games)
-            for o in params.curve_opponents(exp_id)]
+    return [CurveOpponent(o.key, make_agent(game, o.agent), o.games or spec.train.eval_games)
+            for o in spec.curve_opponents]
 
 
 def checked_index(directory: Path, game: Game, learner: str, seed: int, needed: bool) -> dict[str, Any]:
@@ -144,42 +144,42 @@ def snapshot_curve(game: Game, learner: str, opponents: list[CurveOpponent], see
     return curve_rows(evaluations)
 
 
-def run_curve(params: Params, exp_id: str, root: Path, *, verbose: bool = True) -> dict[int, list[list[Any]]]:
+def run_curve(spec: ExperimentSpec, root: Path, *, verbose: bool = True) -> dict[int, list[list[Any]]]:
     """Stage curve@<id> under project ``root``: every seed's curve from its snapshots, written all at once.
 
     Returns {seed: rows}.  A seed that fails leaves the previous curves of every seed in place.
     """
-    e = params.experiment(exp_id)
+    exp_id = spec.id
     paths = ExperimentPaths(Path(root), exp_id)
-    game = make_game(e.game)
-    opponents = curve_opponents(params, exp_id, game)
-    sl = curve_slice(params, exp_id)
+    game = make_game(spec.game)
+    opponents = curve_opponents(spec, game)
+    sl = curve_slice(spec)
     phash = params_hash(sl)
-    labels = dict(experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile)
-    for seed in e.seeds:  # every seed's snapshots before any work: a missing one is one line, nothing written
-        checked_index(paths.seed_snapshots(seed), game, e.learner, seed, bool(opponents))
+    labels = spec.labels()
+    for seed in spec.seeds:  # every seed's snapshots before any work: a missing one is one line, nothing written
+        checked_index(paths.seed_snapshots(seed), game, spec.learner, seed, bool(opponents))
     if recover(paths.stage_journal("curve")):
         print(f"curve: {exp_id}: completed the publication of its curves that an interrupted run left halfway",
               file=sys.stderr, flush=True)
     for target in (paths.curves, paths.stage_journal("curve")):
         remove_stale_beside(target)
     out: dict[int, list[list[Any]]] = {}
-    pin_stage_threads(e.learner, params.learner_params(exp_id))
+    pin_stage_threads(spec.learner, spec.learner_params)
 
     def play(pub: Publication) -> None:
         folder = pub.stage_directory(paths.curves)
-        for seed in e.seeds:
-            with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"{exp_id} seed {seed} (curve)",
+        for seed in spec.seeds:
+            with stage_run(root, stage="curve", mlflow_experiment=spec.game, run_name=f"{exp_id} seed {seed} (curve)",
                            params=sl, params_hash=phash, nested=True, seed=seed, **labels) as active:
-                out[seed] = snapshot_curve(game, e.learner, opponents, seed, paths.seed_snapshots(seed),
+                out[seed] = snapshot_curve(game, spec.learner, opponents, seed, paths.seed_snapshots(seed),
                                            runtime_processes(), verbose)
                 tsv = curves.write_tsv(folder / f"seed-{seed}.tsv", out[seed])
                 log_artifact(tsv)
                 log_figure(curve_figure(out[seed], f"{exp_id} seed {seed}: learning curve"), "curve.png")
                 _link_train_run(paths, seed, active.info.run_id)
 
-    with stage_run(root, stage="curve", mlflow_experiment=e.game, run_name=f"{exp_id} (curve)", params=sl,
-                   params_hash=phash, seeds=",".join(map(str, e.seeds)), **labels):
+    with stage_run(root, stage="curve", mlflow_experiment=spec.game, run_name=f"{exp_id} (curve)", params=sl,
+                   params_hash=phash, seeds=",".join(map(str, spec.seeds)), **labels):
         publish_all(paths.stage_journal("curve"), play, f"curve: {exp_id}")
     return out
 

@@ -28,7 +28,7 @@ import numpy as np
 from boardrl.agents import make_agent
 from boardrl.atomic_io import atomic_write_json
 from boardrl.cache import cache_dir
-from boardrl.config import Params, evaluate_slice, runtime_processes
+from boardrl.config import EvaluateParams, ExperimentSpec, evaluate_slice, runtime_processes
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.exact_loss import GAME_ID as EXACT_GAME_ID
 from boardrl.evaluate.exact_loss import SEAT_KEYS, ExactLossError, exact_loss
@@ -54,14 +54,14 @@ UCI_TABLE = Path("data") / "processed" / "uci.parquet"
 OUTCOMES = ("win", "draw", "loss")
 
 
-def ladder(params: Params, exp_id: str, game, agent, processes: int = 1) -> dict[str, Any]:
+def ladder(spec: ExperimentSpec, game, agent, processes: int = 1) -> dict[str, Any]:
     """Match results against every opponent of the experiment's ladder, in the listed order."""
 
     out = {}
-    for i, opp in enumerate(params.ladder(exp_id)):
-        games = opp.games or params.evaluate.games
+    for i, opp in enumerate(spec.ladder):
+        games = opp.games or spec.evaluate.games
         result = play_match(game, agent, make_agent(game, opp.agent), games, seats="alternate",
-                            seed=sub_seed(params.evaluate.seed, 2, i), processes=processes)
+                            seed=sub_seed(spec.evaluate.seed, 2, i), processes=processes)
         d = result.to_dict()
         out[opp.key] = {**{seat: d[seat] for seat in SEATS}, "mean_length": d["mean_length"]}
         c = d["combined"]
@@ -70,16 +70,16 @@ def ladder(params: Params, exp_id: str, game, agent, processes: int = 1) -> dict
     return out
 
 
-def optimal_moves(params: Params, game, agent, root: Path | None = None) -> dict[str, Any] | None:
+def optimal_moves(evaluate: EvaluateParams, game, agent, root: Path | None = None) -> dict[str, Any] | None:
     """Optimal-move rate on a seeded set of random-play positions; None without a referee or positions.
     ``root``: the project whose ``referee`` stage output and cache hold the verdicts (None: boardrl.cache's
     default cache only)."""
 
-    positions = optimal_set(params, game.game_id)
+    positions = optimal_set(evaluate, game.game_id)
     referee = _referee(game.game_id, root) if positions else None
     if referee is None:
         return None  # no positions asked for, or no referee for this game: the rate is null in the results
-    rate = optimal_move_rate(agent, referee, positions, np.random.default_rng(sub_seed(params.evaluate.seed, 4)))
+    rate = optimal_move_rate(agent, referee, positions, np.random.default_rng(sub_seed(evaluate.seed, 4)))
     referee.save()
     print(f"evaluate: optimal-move rate {rate.rate:.4f} on {rate.n} positions", file=sys.stderr, flush=True)
     return rate.to_dict()
@@ -103,13 +103,13 @@ def _referee(game_id: str, root: Path | None) -> RememberingReferee | None:
         return None
 
 
-def optimal_by_phase(params: Params, game, agent, root: Path | None = None) -> dict[str, Any] | None:
+def optimal_by_phase(evaluate: EvaluateParams, game, agent, root: Path | None = None) -> dict[str, Any] | None:
     """Optimal-move rate per phase of the game (Connect 4: opening, middle, end); None where not defined."""
-    sets = phase_position_sets(params, game.game_id)
+    sets = phase_position_sets(evaluate, game.game_id)
     if not sets:
         return None
     referee = _referee(game.game_id, root)
-    out = rates_by_phase(agent, referee, sets, sub_seed(params.evaluate.seed, 6))
+    out = rates_by_phase(agent, referee, sets, sub_seed(evaluate.seed, 6))
     referee.save()
     print("evaluate: optimal-move rate by phase " + ", ".join(
         f"{k} {v['rate']:.4f}" if v["rate"] is not None else f"{k} not judged" for k, v in out.items()),
@@ -136,9 +136,9 @@ def exact_vs_perfect(game, agent) -> dict[str, Any] | None:
     return out
 
 
-def uci(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1) -> dict[str, Any] | None:
+def uci(spec: ExperimentSpec, root: Path, game, agent, processes: int = 1) -> dict[str, Any] | None:
     """The UCI protocols where the experiment's settings ask for them (Connect 4 only)."""
-    cfg = params.uci(exp_id)
+    cfg = spec.uci
     if cfg is None:
         return None
     from boardrl.data import uci_table
@@ -146,7 +146,7 @@ def uci(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1
 
     positions = uci_table.positions_by_label(uci_table.read_parquet(Path(root) / UCI_TABLE))
     random = make_agent(game, "random")
-    seed = params.evaluate.seed
+    seed = spec.evaluate.seed
     out: dict[str, Any] = {"seed000": uci_protocols.seed000_protocol(
         agent, random, positions, cfg.seed000_games, sub_seed(seed, 5), processes)}
     out["full"] = (uci_protocols.full_protocol(agent, random, positions, sub_seed(seed, 6), cfg.full_positions,
@@ -154,10 +154,10 @@ def uci(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1
     return out
 
 
-def value_accuracy(params: Params, exp_id: str, root: Path, game, agent) -> dict[str, Any] | None:
+def value_accuracy(spec: ExperimentSpec, root: Path, game, agent) -> dict[str, Any] | None:
     """The agent's value read as win/draw/loss on every UCI label (issue 9); None where not measured: the game
     has no UCI settings, they turn it off, or the agent offers no value (``value_batch``)."""
-    cfg = params.uci(exp_id)
+    cfg = spec.uci
     if cfg is None or not cfg.value_accuracy:
         return None
     from boardrl.evaluate import value_accuracy as va
@@ -173,31 +173,31 @@ def value_accuracy(params: Params, exp_id: str, root: Path, game, agent) -> dict
     return result
 
 
-def evaluate_agent(params: Params, exp_id: str, root: Path, game, agent, processes: int = 1) -> dict[str, Any]:
+def evaluate_agent(spec: ExperimentSpec, root: Path, game, agent, processes: int = 1) -> dict[str, Any]:
     """Everything measured about one trained agent (one seed); ``value_accuracy`` only where it was measured."""
-    results: dict[str, Any] = {"opponents": ladder(params, exp_id, game, agent, processes)}
-    detail = optimal_moves(params, game, agent, root)
+    results: dict[str, Any] = {"opponents": ladder(spec, game, agent, processes)}
+    detail = optimal_moves(spec.evaluate, game, agent, root)
     results["optimal_move_rate"] = None if detail is None else detail["rate"]
     results["optimal_move"] = detail
-    by_phase = optimal_by_phase(params, game, agent, root)
+    by_phase = optimal_by_phase(spec.evaluate, game, agent, root)
     if by_phase is not None:
         results["optimal_move_by_phase"] = by_phase
     exact = exact_vs_perfect(game, agent)
     if exact is not None:
         results["exact_vs_perfect"] = exact
-    results["uci"] = uci(params, exp_id, root, game, agent, processes)
-    values = value_accuracy(params, exp_id, root, game, agent)
+    results["uci"] = uci(spec, root, game, agent, processes)
+    values = value_accuracy(spec, root, game, agent)
     if values is not None:
         results["value_accuracy"] = values
     if hasattr(agent, "network_agent"):  # a searching agent (AlphaZero): its network alone, without search
-        alone = optimal_moves(params, game, agent.network_agent(), root)
+        alone = optimal_moves(spec.evaluate, game, agent.network_agent(), root)
         results["network_alone"] = {"optimal_move_rate": None if alone is None else alone["rate"],
                                     "optimal_move": alone}
         if exact is not None:
             results["network_alone"]["exact_vs_perfect"] = exact_vs_perfect(game, agent.network_agent())
         if by_phase is not None:
-            results["network_alone"]["optimal_move_by_phase"] = optimal_by_phase(params, game, agent.network_agent(),
-                                                                                 root)
+            results["network_alone"]["optimal_move_by_phase"] = optimal_by_phase(spec.evaluate, game,
+                                                                                 agent.network_agent(), root)
     return results
 
 
@@ -299,39 +299,38 @@ def _recover(paths: ExperimentPaths, exp_id: str) -> None:
         remove_stale_beside(target)
 
 
-def run_evaluate(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
-    """The evaluate stage of ``exp_id`` under project ``root``: every seed's model, outputs, MLflow runs."""
-    e = params.experiment(exp_id)
+def run_evaluate(spec: ExperimentSpec, root: Path) -> dict[str, Any]:
+    """The evaluate stage of an experiment under project ``root``: every seed's model, outputs, MLflow runs."""
+    exp_id, unit, budget = spec.id, spec.unit, spec.budget
     root = Path(root)
     paths = ExperimentPaths(root, exp_id)
     _recover(paths, exp_id)
-    game = make_game(e.game)
-    unit, budget = params.budget(exp_id)
-    sl = evaluate_slice(params, exp_id)
+    game = make_game(spec.game)
+    sl = evaluate_slice(spec)
     phash = params_hash(sl)
     processes = runtime_processes()
-    pin_stage_threads(e.learner, params.learner_params(exp_id))
-    results: dict[str, Any] = {"experiment": exp_id, "game": e.game, "learner": e.learner,
-                               "profile": params.profile, "unit": unit, "budget": budget, "seeds": {}}
+    pin_stage_threads(spec.learner, spec.learner_params)
+    results: dict[str, Any] = {"experiment": exp_id, "game": spec.game, "learner": spec.learner,
+                               "profile": spec.profile, "unit": unit, "budget": budget, "seeds": {}}
     per_seed: dict[int, dict[str, Any]] = {}
-    labels = dict(experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile)
-    with stage_run(root, stage="evaluate", mlflow_experiment=e.game, run_name=f"{exp_id} (evaluate)", params=sl,
-                   params_hash=phash, seeds=",".join(map(str, e.seeds)), **labels):
-        for seed in e.seeds:
+    labels = spec.labels()
+    with stage_run(root, stage="evaluate", mlflow_experiment=spec.game, run_name=f"{exp_id} (evaluate)", params=sl,
+                   params_hash=phash, seeds=",".join(map(str, spec.seeds)), **labels):
+        for seed in spec.seeds:
             t0 = time.perf_counter()
-            with stage_run(root, stage="evaluate", mlflow_experiment=e.game, run_name=f"{exp_id} seed {seed} (evaluate)",
-                           params=sl, params_hash=phash, nested=True, seed=seed, **labels) as active:
-                agent = load_agent(game, e.learner, paths.model(seed))
-                res = evaluate_agent(params, exp_id, root, game, agent, processes)
+            with stage_run(root, stage="evaluate", mlflow_experiment=spec.game,
+                           run_name=f"{exp_id} seed {seed} (evaluate)", params=sl, params_hash=phash, nested=True,
+                           seed=seed, **labels) as active:
+                agent = load_agent(game, spec.learner, paths.model(seed))
+                res = evaluate_agent(spec, root, game, agent, processes)
                 log_metrics(seed_metrics(res), step=budget)
                 _log_ladder_figure(res, f"{exp_id} seed {seed}: W/D/L per seat")
-                res["provenance"] = collect(root, experiment=exp_id, game=e.game, learner=e.learner, seed=seed,
-                                            profile=params.profile, unit=unit, budget=budget, params_slice=sl,
+                res["provenance"] = collect(root, **labels, seed=seed, unit=unit, budget=budget, params_slice=sl,
                                             seconds=time.perf_counter() - t0,
                                             mlflow_run_id=active.info.run_id).to_dict()
             per_seed[seed] = res
             results["seeds"][str(seed)] = res
-        results["across_seeds"] = spread(per_seed, params.evaluate.seed)
+        results["across_seeds"] = spread(per_seed, spec.evaluate.seed)
         for key, value in _flat_spread(results["across_seeds"]).items():
             log_metric(metric_key(*key.split("/")), value, step=budget)
         _check_results(paths, results)

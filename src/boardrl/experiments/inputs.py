@@ -22,12 +22,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from boardrl.atomic_io import atomic_write_text
-from boardrl.config import Params, curve_slice, evaluate_slice, model_target, train_slice
+from boardrl.config import ExperimentSpec, Params, curve_slice, evaluate_slice, model_target, train_slice
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/boardrl
 PACKAGE = "boardrl"
@@ -102,7 +103,12 @@ def _game_modules(game_id: str) -> list[str]:
     return [type(game).__module__, *filter(None, [game.descriptor.referee_module])]
 
 
-def _agent_modules(game_id: str, specs: list[str], params: Params) -> list[str]:
+def experiment_learners(params: Params) -> dict[str, str]:
+    """{experiment id: learner} of every experiment: what a ``model:<id>`` opponent needs to know of another."""
+    return {exp_id: e.learner for exp_id, e in params.experiments.items()}
+
+
+def _agent_modules(game_id: str, specs: list[str], learners: Mapping[str, str]) -> list[str]:
     """The modules behind agent specs (a ``model:<id>`` opponent brings the learner module of that experiment)."""
     from boardrl.agents import agent_entry, parse_spec
     from boardrl.games import make_game
@@ -112,26 +118,26 @@ def _agent_modules(game_id: str, specs: list[str], params: Params) -> list[str]:
     for spec in specs:
         target = model_target(spec)
         if target is not None:
-            other = params.experiments.get(target)
-            out += ["boardrl.agents.models"] + ([f"boardrl.learn.{other.learner}"] if other else [])
+            other = learners.get(target)
+            out += ["boardrl.agents.models"] + ([f"boardrl.learn.{other}"] if other else [])
             continue
         out.append(agent_entry(game, parse_spec(spec)[0]).module)
     return out
 
 
-def stage_roots(params: Params, exp_id: str, stage: str) -> list[str]:
-    """The modules a stage of ``exp_id`` runs, before following imports."""
-    e = params.experiment(exp_id)
-    roots = [f"boardrl.learn.{e.learner}", *_game_modules(e.game)]
+def stage_roots(spec: ExperimentSpec, stage: str, learners: Mapping[str, str]) -> list[str]:
+    """The modules a stage of the experiment runs, before following imports (``learners``: every experiment's
+    learner, for ``model:<id>`` opponents)."""
+    roots = [f"boardrl.learn.{spec.learner}", *_game_modules(spec.game)]
     if stage == "train":
-        spec = getattr(params.learner_params(exp_id), "opponent", None)
-        return roots + list(TRAIN_CODE) + _agent_modules(e.game, [spec] if spec else [], params)
+        opponent = getattr(spec.learner_params, "opponent", None)
+        return roots + list(TRAIN_CODE) + _agent_modules(spec.game, [opponent] if opponent else [], learners)
     if stage == "curve":
-        specs = [o.agent for o in params.curve_opponents(exp_id)]
-        return roots + list(CURVE_CODE) + _agent_modules(e.game, specs, params)
-    specs = [o.agent for o in params.ladder(exp_id)]
-    uci = list(UCI_CODE) if params.evaluate.per_game[e.game].uci is not None else []
-    return roots + list(EVALUATE_CODE) + uci + _agent_modules(e.game, specs, params)
+        agents = [o.agent for o in spec.curve_opponents]
+        return roots + list(CURVE_CODE) + _agent_modules(spec.game, agents, learners)
+    agents = [o.agent for o in spec.ladder]
+    uci = list(UCI_CODE) if spec.game_evaluation.uci is not None else []
+    return roots + list(EVALUATE_CODE) + uci + _agent_modules(spec.game, agents, learners)
 
 
 # ---------------------------------------------------------------------------------------------- fingerprints
@@ -158,18 +164,17 @@ def code_fingerprint(roots: list[str]) -> dict[str, str]:
 SLICES = {"train": train_slice, "curve": curve_slice, "evaluate": evaluate_slice}
 
 
-def stage_inputs(params: Params, exp_id: str, stage: str, root: Path) -> dict[str, Any]:
-    """{"params": the stage's slice, "code": {source path: sha256}, "data": {path: sha256}} of one stage of
-    ``exp_id``."""
-    code = code_fingerprint(stage_roots(params, exp_id, stage))
+def stage_inputs(spec: ExperimentSpec, stage: str, root: Path, learners: Mapping[str, str]) -> dict[str, Any]:
+    """{"params": the stage's slice, "code": {source path: sha256}, "data": {path: sha256}} of one stage of the
+    experiment."""
+    code = code_fingerprint(stage_roots(spec, stage, learners))
     data: dict[str, str] = {}
-    e = params.experiment(exp_id)
-    trains_on_uci = stage == "train" and getattr(params.learner_params(exp_id), "starts", None) == "uci"
-    if trains_on_uci or (stage == "evaluate" and params.evaluate.per_game[e.game].uci is not None):
+    trains_on_uci = stage == "train" and getattr(spec.learner_params, "starts", None) == "uci"
+    if trains_on_uci or (stage == "evaluate" and spec.game_evaluation.uci is not None):
         table = Path(root) / UCI_TABLE
         data[str(UCI_TABLE)] = sha256(table) if table.is_file() else "missing"
     data.update(book_inputs(code))
-    return {"experiment": exp_id, "stage": stage, "params": SLICES[stage](params, exp_id), "code": code, "data": data}
+    return {"experiment": spec.id, "stage": stage, "params": SLICES[stage](spec), "code": code, "data": data}
 
 
 def book_inputs(code: dict[str, str]) -> dict[str, str]:
@@ -186,8 +191,8 @@ def book_inputs(code: dict[str, str]) -> dict[str, str]:
 
 def sweep_inputs(params: Params, sweep_id: str) -> dict[str, Any]:
     """The code fingerprint of sweep ``sweep_id``: its experiment's training code plus the sweep modules."""
-    exp_id = params.sweeps[sweep_id].experiment
-    code = code_fingerprint(stage_roots(params, exp_id, "train") + list(SWEEP_CODE))
+    spec = params.spec(params.sweeps[sweep_id].experiment)
+    code = code_fingerprint(stage_roots(spec, "train", experiment_learners(params)) + list(SWEEP_CODE))
     return {"sweep": sweep_id, "stage": "sweep", "code": code, "data": {}}
 
 
@@ -197,8 +202,8 @@ TOURNAMENT_CODE = ("boardrl.experiments.tournament", "boardrl.evaluate.tournamen
 def tournament_inputs(params: Params, tid: str) -> dict[str, Any]:
     """The code fingerprint of stage ``tournament@<tid>``: its modules, the game and the players' modules."""
     t = params.tournaments[tid]
-    roots = (list(TOURNAMENT_CODE) + _game_modules(t.game)
-             + _agent_modules(t.game, list(t.agents), params))  # the referee: a `perfect` player judges with it
+    roots = (list(TOURNAMENT_CODE) + _game_modules(t.game)  # the referee: a `perfect` player judges with it
+             + _agent_modules(t.game, list(t.agents), experiment_learners(params)))
     code = code_fingerprint(roots)
     return {"tournament": tid, "stage": "tournament", "code": code, "data": book_inputs(code)}
 
@@ -239,10 +244,12 @@ def write_inputs(params: Params, root: Path) -> list[Path]:
     from boardrl.paths import ExperimentPaths
 
     written = []
+    learners = experiment_learners(params)
     for exp_id in params.experiments:
         paths = ExperimentPaths(Path(root), exp_id)
+        spec = params.spec(exp_id)
         for stage in SLICES:
-            written.append(_write_if_changed(paths.inputs(stage), stage_inputs(params, exp_id, stage, root)))
+            written.append(_write_if_changed(paths.inputs(stage), stage_inputs(spec, stage, root, learners)))
     for sweep_id in params.sweeps:
         target = Path(root) / "build" / "inputs" / f"{sweep_id}.sweep.json"
         written.append(_write_if_changed(target, sweep_inputs(params, sweep_id)))
@@ -257,12 +264,12 @@ def write_inputs(params: Params, root: Path) -> list[Path]:
     return written
 
 
-def ladder_models(params: Params, exp_id: str, root: Path) -> dict[str, Any]:
-    """{spec: {file: sha256}} of the trained models ``exp_id``'s ladder names with ``model:``."""
+def ladder_models(spec: ExperimentSpec, root: Path) -> dict[str, Any]:
+    """{agent spec: {file: sha256}} of the trained models the experiment's ladder names with ``model:``."""
     from boardrl.agents.models import model_dir
 
     out: dict[str, Any] = {}
-    for opp in params.ladder(exp_id):
+    for opp in spec.ladder:
         if model_target(opp.agent) is None:
             continue
         try:
@@ -282,7 +289,8 @@ def write_ladder_models(params: Params, root: Path) -> list[Path]:
     written = []
     for exp_id in params.experiments:
         target = ExperimentPaths(Path(root), exp_id).ladder_models
-        atomic_write_text(target, json.dumps(ladder_models(params, exp_id, root), indent=1, sort_keys=True) + "\n")
+        models = ladder_models(params.spec(exp_id), root)
+        atomic_write_text(target, json.dumps(models, indent=1, sort_keys=True) + "\n")
         written.append(target)
     for stale in set((Path(root) / "build" / "models").glob("*.json")) - set(written):
         stale.unlink()

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from tqdm import tqdm
 
-from boardrl.config import Params
+from boardrl.config import EvaluateParams, Params
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.optimal_rate import position_set
 from boardrl.evaluate.phases import PHASE_SHARE, PHASES, phase_positions
@@ -60,25 +60,25 @@ def phase_sets(game_id: str, total: int, seed: int) -> dict[str, list]:
     return phase_positions(make_game(game_id), total, seed)
 
 
-def optimal_set(params: Params, game_id: str) -> list:
+def optimal_set(evaluate: EvaluateParams, game_id: str) -> list:
     """The positions of the optimal-move rate of ``game_id`` (none when ``evaluate.optimal_positions`` is 0)."""
-    n = params.evaluate.optimal_positions
-    plies = params.evaluate.per_game[game_id].optimal_plies
-    return optimal_positions(game_id, n, sub_seed(params.evaluate.seed, 3), plies) if n else []
+    n = evaluate.optimal_positions
+    plies = evaluate.per_game[game_id].optimal_plies
+    return optimal_positions(game_id, n, sub_seed(evaluate.seed, 3), plies) if n else []
 
 
-def phase_position_sets(params: Params, game_id: str) -> dict[str, list]:
+def phase_position_sets(evaluate: EvaluateParams, game_id: str) -> dict[str, list]:
     """The position set of each phase of ``game_id`` (empty for a game without phases or too few positions)."""
-    n = params.evaluate.optimal_positions
+    n = evaluate.optimal_positions
     if game_id not in PHASES or n < PHASE_SHARE:
         return {}
-    return phase_sets(game_id, n, sub_seed(params.evaluate.seed, 5))
+    return phase_sets(game_id, n, sub_seed(evaluate.seed, 5))
 
 
-def evaluation_positions(params: Params, game_id: str) -> dict[str, list]:
+def evaluation_positions(evaluate: EvaluateParams, game_id: str) -> dict[str, list]:
     """Every position set the evaluate stages of ``game_id`` judge, by name ("optimal" and each phase)."""
-    optimal = optimal_set(params, game_id)
-    return {"optimal": optimal, **phase_position_sets(params, game_id)} if optimal else {}
+    optimal = optimal_set(evaluate, game_id)
+    return {"optimal": optimal, **phase_position_sets(evaluate, game_id)} if optimal else {}
 
 
 @cache
@@ -145,7 +145,7 @@ def run_referee(params: Params, root: Path, processes: int = 1, progress: bool =
             referee = RememberingReferee(make_referee(make_game(game_id)))
         except BoardRLError:
             referee = None  # no referee for this game (Conniption)
-        positions = [p for s in evaluation_positions(params, game_id).values() for p in s] if referee else []
+        positions = [p for s in evaluation_positions(params.evaluate, game_id).values() for p in s] if referee else []
         if not positions:
             write_verdicts(path, game_id, None, {})  # read back as no verdicts
             summary[game_id] = {"positions": 0, "seconds": 0.0}

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from boardrl.atomic_io import atomic_write_json, atomic_write_tsv, remove_stale_temporaries
-from boardrl.config import Params, eval_points, runtime_processes, train_slice
+from boardrl.config import ExperimentSpec, eval_points, runtime_processes, train_slice
 from boardrl.errors import BoardRLError
 from boardrl.experiments.guard import TrainerLock
 from boardrl.paths import ExperimentPaths, seed_dir_name, seeds_in
@@ -49,10 +49,10 @@ class TrainedSeed:
     summary: dict[str, Any]
 
 
-def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, processes: int = 1,
+def train_seed(spec: ExperimentSpec, seed: int, checkpoint_dir: Path, *, processes: int = 1,
                log_to_mlflow: bool = False, progress: bool = False, on_metrics=None, on_eval_extra=None,
                verbose: bool | None = None, snapshots: Path | None = None, keep_checkpoint: bool = False):
-    """Train one seed of ``exp_id``; returns (agent, learner).  No files but the checkpoint (and snapshots).
+    """Train one seed of the experiment; returns (agent, learner).  No files but the checkpoint (and snapshots).
 
     Without ``snapshots`` the learning curve is measured during training: ``learner.evaluations`` maps each
     measured count to its record (curve rows and metrics), logged to the active MLflow run with
@@ -61,15 +61,14 @@ def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, 
     ``snapshots/<count>/`` (none when the experiment has no curve opponents), as the train stage does.
     ``keep_checkpoint``: the caller clears ``learner.checkpoint`` once it has published the results.
     """
-    e = params.experiment(exp_id)
-    game = make_game(e.game)
-    learner = make_learner(e.learner)
-    lp = params.learner_params(exp_id)
-    points = eval_points(learner.budget(lp), params.train.curve)
+    game = make_game(spec.game)
+    learner = make_learner(spec.learner)
+    lp = spec.learner_params
+    points = eval_points(learner.budget(lp), spec.train.curve)
     if snapshots is not None:
-        on_eval, evaluator = (SnapshotSaver(snapshots) if params.curve_opponents(exp_id) else None), None
+        on_eval, evaluator = (SnapshotSaver(snapshots) if spec.curve_opponents else None), None
     else:
-        evaluator = _curve_evaluator(params, exp_id, game, seed, processes, log_to_mlflow,
+        evaluator = _curve_evaluator(spec, game, seed, processes, log_to_mlflow,
                                      (not progress) if verbose is None else verbose)
 
         def on_eval(step: int, agent) -> dict[str, Any]:
@@ -88,33 +87,31 @@ def train_seed(params: Params, exp_id: str, seed: int, checkpoint_dir: Path, *, 
     return agent, learner
 
 
-def _curve_evaluator(params: Params, exp_id: str, game, seed: int, processes: int, log_to_mlflow: bool,
-                     verbose: bool):
+def _curve_evaluator(spec: ExperimentSpec, game, seed: int, processes: int, log_to_mlflow: bool, verbose: bool):
     """The in-training curve evaluator.  Imported here: the train stage never measures in training, so its code
     fingerprint leaves the curve code out (experiments/inputs.py, ``NOT_FOLLOWED``)."""
     from boardrl.experiments.curve import CurveEvaluator, curve_opponents
 
-    return CurveEvaluator(game, curve_opponents(params, exp_id, game), seed, processes, log_to_mlflow=log_to_mlflow,
+    return CurveEvaluator(game, curve_opponents(spec, game), seed, processes, log_to_mlflow=log_to_mlflow,
                           verbose=verbose)
 
 
-def run_train(params: Params, exp_id: str, root: Path, *, progress: bool = True) -> list[TrainedSeed]:
-    """The train stage of ``exp_id`` under project ``root``: every seed, outputs, MLflow runs."""
-    e = params.experiment(exp_id)
+def run_train(spec: ExperimentSpec, root: Path, *, progress: bool = True) -> list[TrainedSeed]:
+    """The train stage of an experiment under project ``root``: every seed, outputs, MLflow runs."""
+    exp_id, seeds = spec.id, list(spec.seeds)
     paths = ExperimentPaths(Path(root), exp_id)
-    sl = train_slice(params, exp_id)
+    sl = train_slice(spec)
     phash = params_hash(sl)
     out = []
     with TrainerLock(paths.models, f"experiment {exp_id}"):
-        _recover(paths, exp_id, e.seeds)
-        _remove_other_seeds(paths, e.seeds)
-        with stage_run(root, stage="train", mlflow_experiment=e.game, run_name=f"{exp_id} (train)", params=sl,
-                       params_hash=phash, experiment=exp_id, game=e.game, learner=e.learner, profile=params.profile,
-                       seeds=",".join(map(str, e.seeds))) as active:
+        _recover(paths, exp_id, seeds)
+        _remove_other_seeds(paths, seeds)
+        with stage_run(root, stage="train", mlflow_experiment=spec.game, run_name=f"{exp_id} (train)", params=sl,
+                       params_hash=phash, **spec.labels(), seeds=",".join(map(str, seeds))) as active:
             close_stale_runs(active.info.experiment_id, active.info.run_id, stage="train", experiment=exp_id,
-                             seeds=",".join(map(str, e.seeds)))
-            for seed in e.seeds:
-                out.append(_train_one(params, exp_id, seed, paths, sl, phash, progress))
+                             seeds=",".join(map(str, seeds)))
+            for seed in seeds:
+                out.append(_train_one(spec, seed, paths, sl, phash, progress))
             log_metric("seconds", sum(t.summary["seconds"] for t in out))
     return out
 
@@ -129,31 +126,28 @@ def _recover(paths: ExperimentPaths, exp_id: str, seeds: list[int]) -> None:
         remove_stale_temporaries(d)
 
 
-def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, sl: dict, phash: str,
+def _train_one(spec: ExperimentSpec, seed: int, paths: ExperimentPaths, sl: dict, phash: str,
                progress: bool) -> TrainedSeed:
-    e = params.experiment(exp_id)
+    exp_id = spec.id
     t0 = time.perf_counter()
     for d in (paths.model(seed).parent, paths.summary(seed).parent, paths.snapshot_staging(seed)):
         remove_stale_temporaries(d)
-    with stage_run(paths.root, stage="train", mlflow_experiment=e.game, run_name=f"{exp_id} seed {seed} (train)",
-                   params=sl, params_hash=phash, nested=True, experiment=exp_id, game=e.game, learner=e.learner,
-                   seed=seed, profile=params.profile) as active:
+    with stage_run(paths.root, stage="train", mlflow_experiment=spec.game, run_name=f"{exp_id} seed {seed} (train)",
+                   params=sl, params_hash=phash, nested=True, **spec.labels(), seed=seed) as active:
         set_tag("resumed_from", "0")  # replaced below when training resumed from a checkpoint
         close_stale_runs(active.info.experiment_id, active.info.run_id, stage="train", experiment=exp_id,
                          seed=str(seed))
         metrics = MetricsBuffer()
-        agent, learner = train_seed(params, exp_id, seed, paths.checkpoint(seed), processes=runtime_processes(),
+        agent, learner = train_seed(spec, seed, paths.checkpoint(seed), processes=runtime_processes(),
                                     log_to_mlflow=True, progress=progress, on_metrics=metrics,
                                     snapshots=paths.snapshot_staging(seed), keep_checkpoint=True)
         metrics.flush()
         set_tag("resumed_from", str(learner.resumed_from))
-        unit, budget = params.budget(exp_id)
-        index = snapshot_index(experiment=exp_id, game=e.game, learner=e.learner, seed=seed, unit=unit,
-                               budget=budget, curve_points=learner.curve_points,
-                               saved=bool(params.curve_opponents(exp_id)))
-        summary = collect(paths.root, experiment=exp_id, game=e.game, learner=e.learner, seed=seed,
-                          profile=params.profile, unit=learner.unit, budget=budget, params_slice=sl,
-                          seconds=time.perf_counter() - t0, mlflow_run_id=active.info.run_id).to_dict()
+        index = snapshot_index(experiment=exp_id, game=spec.game, learner=spec.learner, seed=seed, unit=spec.unit,
+                               budget=spec.budget, curve_points=learner.curve_points, saved=bool(spec.curve_opponents))
+        summary = collect(paths.root, **spec.labels(), seed=seed, unit=learner.unit, budget=spec.budget,
+                          params_slice=sl, seconds=time.perf_counter() - t0,
+                          mlflow_run_id=active.info.run_id).to_dict()
         # `seconds` is this process's time; a resumed run also says where it resumed and the training time of all
         # its processes, so a resumed run's time is never read as a whole run's.
         summary.update(resumed_from=int(learner.resumed_from or 0),
@@ -164,7 +158,7 @@ def _train_one(params: Params, exp_id: str, seed: int, paths: ExperimentPaths, s
                     f"train: {exp_id} seed {seed}", _checkpoint_left(paths, seed))
         learner.checkpoint.clear()  # only now: the outputs the training produced are in place
         shutil.rmtree(paths.snapshot_staging(seed), ignore_errors=True)
-        log_agent_model(e.game, str(paths.model(seed)))  # an MLflow logged model (pyfunc: state rows -> moves)
+        log_agent_model(spec.game, str(paths.model(seed)))  # an MLflow logged model (pyfunc: state rows -> moves)
         for path in [paths.summary(seed), *sorted(paths.summary(seed).parent.glob("*.tsv"))]:
             log_artifact(path)
         log_metric("seconds", summary["seconds"])

@@ -201,7 +201,8 @@ def settings(e: Experiment, params: Params | None) -> Settings:
     from boardrl.config import evaluate_slice
     from boardrl.tracking.provenance import params_hash
 
-    learner = params.learner_params(e.id)
+    spec = params.spec(e.id)
+    learner = spec.learner_params
     sims = getattr(learner, "eval_simulations", None)
     tactics = bool(getattr(learner, "eval_tactics", False))
     per_game = params.evaluate.per_game.get(e.game)
@@ -209,7 +210,7 @@ def settings(e: Experiment, params: Params | None) -> Settings:
     recorded = {s.eval_provenance.get("params_hash") for s in e.evaluated.values()}
     if not recorded:
         caveat = "as params.yaml says now; not evaluated yet"
-    elif recorded == {params_hash(evaluate_slice(params, e.id))}:
+    elif recorded == {params_hash(evaluate_slice(spec))}:
         caveat = ""
     else:
         caveat = "as params.yaml says now; the evaluation recorded another params hash, so it may have used another"

@@ -78,8 +78,8 @@ class Objective:
 
         s = self.settings
         lp = trial_learner_params(self.params, s, self.suggest(trial))
-        params = with_learner_params(self.params, s.experiment, lp)
-        total = params.budget(s.experiment)[1]
+        spec = with_learner_params(self.params, s.experiment, lp).spec(s.experiment)
+        total = spec.budget
         finals: list[float] = []
         for i, seed in enumerate(s.seeds):
             def report(step: int, record: dict[str, Any], i: int = i) -> None:
@@ -92,7 +92,7 @@ class Objective:
                     raise optuna.TrialPruned(f"pruned at {step} of seed {seed}: running score {value:.4f}")
 
             with tempfile.TemporaryDirectory(prefix="boardrl-trial-") as ckpt:
-                _, learner = train_seed(params, s.experiment, seed, ckpt, processes=self.processes,
+                _, learner = train_seed(spec, seed, ckpt, processes=self.processes,
                                         on_eval_extra=report, verbose=False)
             finals.append(score(learner.evaluations[total]))
         return sum(finals) / len(finals)
