@@ -503,12 +503,12 @@ def test_sigterm_during_a_stage_unwinds_and_prints_one_line(tmp_path):
         import os, signal
         from boardrl.config import run_experiment_stage
 
-        def run(params, exp_id):
+        def run(spec):
             try:
                 os.kill(os.getpid(), signal.SIGTERM)
                 signal.pause()
             finally:
-                open({str(marker)!r}, "w").write(exp_id + " " + params.experiments[exp_id].game)
+                open({str(marker)!r}, "w").write(spec.id + " " + spec.game)
 
         run_experiment_stage({str(ROOT / "params.yaml")!r}, {TTT!r}, run)
     """)

@@ -1,9 +1,9 @@
 """params.yaml: the schema of every pipeline knob, its validation, and the slice each stage depends on.
 
-One module per job: ``schema`` (the pydantic models), ``limits`` (ceilings of every count), ``checks`` (what
-spans sections: games, learners, agents and models named exist), ``errors`` (a problem as one line),
-``loading`` (reading and validating the file), ``spec`` (one experiment resolved), ``slices`` (what each stage's numbers depend on) and ``stage``
-(what every stage script shares).  Import the names from ``boardrl.config``.
+One module per job: ``schema`` (the pydantic models, and ``ExperimentSpec``: one experiment resolved),
+``limits`` (ceilings of every count), ``checks`` (what spans sections: games, learners, agents and models named
+exist), ``errors`` (a problem as one line), ``loading`` (reading and validating the file), ``slices`` (what each
+stage's numbers depend on) and ``stage`` (what every stage script shares).  Import the names from ``boardrl.config``.
 
 Why validate up front: a typo (``eval_gmes``), an unknown game, learner or opponent, a string where a number
 belongs or a negative budget would otherwise surface minutes into a run, as a traceback, after some outputs
@@ -27,7 +27,7 @@ from the learner's own defaults (``learn/<learner>.py``).  Settings that cannot 
 processes, progress bars) are not params: see ``runtime_processes``.  ``train_slice``/``evaluate_slice``
 return exactly what a stage's numbers depend on; its params hash is computed from that slice.
 ``curve_slice`` is stage curve@<id>'s (the learning curve played against the train stage's snapshots).
-A stage resolves its experiment once, as an ``ExperimentSpec`` (``spec``), and hands that down.
+A stage resolves its experiment once, as an ``ExperimentSpec`` (``Params.spec``), and hands that down.
 """
 
 from boardrl.config.errors import (  # noqa: F401
@@ -38,7 +38,8 @@ from boardrl.config.limits import (  # noqa: F401
     MAX_TOURNAMENT_AGENTS, MAX_TRIALS, MAX_UNITS, UCI_POSITIONS, Flag, Number, PlyCount, Whole,
 )
 from boardrl.config.schema import (  # noqa: F401
-    EXPERIMENT_ID, CurveParams, DataParams, EvaluateParams, Experiment, GameEvaluation, Opponent, Params,
+    EXPERIMENT_ID, CurveParams, DataParams, EvaluateParams, Experiment, ExperimentSpec, GameEvaluation, Opponent,
+    Params,
     PrepareParams, StudyLabel, SweepParams, TournamentParams, TrainParams, UciParams,
 )
 from boardrl.config.checks import (  # noqa: F401
@@ -47,7 +48,6 @@ from boardrl.config.checks import (  # noqa: F401
 from boardrl.config.loading import (  # noqa: F401
     load_params, load_params_or_exit, parse_params, read_yaml,
 )
-from boardrl.config.spec import ExperimentSpec  # noqa: F401
 from boardrl.config.slices import (  # noqa: F401
     curve_slice, download_slice, eval_points, evaluate_slice, prepare_slice, tournament_slice, train_slice,
 )

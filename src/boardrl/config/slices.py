@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from boardrl.config.schema import CurveParams, Params
-from boardrl.config.spec import ExperimentSpec
+from boardrl.config.schema import ExperimentSpec
 
 
 # ---------------------------------------------------------------------------------------------- slices

@@ -11,7 +11,7 @@ from typing import Any, Callable, NoReturn, TypeVar
 
 from boardrl.config.errors import EXIT_BAD_PARAMS, ConfigError, fail
 from boardrl.config.loading import load_params_or_exit
-from boardrl.config.spec import ExperimentSpec
+from boardrl.config.schema import ExperimentSpec
 from boardrl.errors import BoardRLError
 
 PROCESSES_ENV = "BOARDRL_PROCESSES"

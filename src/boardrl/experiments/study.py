@@ -154,7 +154,8 @@ def overlay(root: Path, study: Study, variation: str) -> dict[str, Any]:
     base = load_overlay(root, spec.base_profile) if spec.base_profile else {}
     base_drops = base.pop(DROP, [])
     profile_file = f"profiles/{spec.base_profile}.yaml"
-    params = drop_keys(merge(read_yaml(Path(root) / "params.yaml"), base), base_drops, profile_file)
+    shipped = read_yaml(Path(root) / "params.yaml")
+    params = drop_keys(merge(shipped, base), base_drops, profile_file)
     drops = study_drops(params, spec.experiments, study.file)
     changes = merge(nest(spec.common, "common", study.file),
                     nest(spec.variations[variation], f"variations.{variation}", study.file))
@@ -165,7 +166,8 @@ def overlay(root: Path, study: Study, variation: str) -> dict[str, Any]:
             raise ConfigError(f"{where}.{key}", f"{hit} is dropped: list it under experiments", file=study.file)
     out = merge(prune(base, drops), changes)
     out["study"] = {"name": study.name, "variation": variation}
-    return {**out, DROP: base_drops + drops}
+    # what only the base profile adds (the full profile's own experiments) is pruned above; params.yaml lacks it
+    return {**out, DROP: base_drops + [d for d in drops if prune(shipped, [d]) != shipped]}
 
 
 def variation_params(root: Path, study: Study, variation: str) -> dict[str, Any]:
