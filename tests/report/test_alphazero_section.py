@@ -262,10 +262,13 @@ def test_system003_alphazero_rows_compare_a_score_against_perfect_per_seat():
                                                                 ("perfect", "as_second", "score")]
     exp_id = "tictactoe_seed003_alphazero"
     e = experiment(exp_id, "tictactoe", az_seed(exp_id, "tictactoe", {"perfect": vs((0, 300, 0), (0, 290, 10))}))
-    first, second = (reproduction_cell(n, {exp_id: e}, {}, LINKS, Notes()) for n in rows)
+    notes = Notes()
+    first, second = (reproduction_cell(n, {exp_id: e}, {}, LINKS, notes) for n in rows)
     said = [markdown.inline(cell, markdown._Links()) for cell in (first, second)]
     assert said[0].startswith(f"`{exp_id}` (4,096 games): [0.500 [0.500, 0.500] (300 games)][r1] → reproduced")
-    assert said[1].startswith(f"`{exp_id}` (4,096 games): [0.483 [") and said[1].endswith(" → not reached")
+    # a difference carries its reason as a numbered note: the cut budget and the search (reference_systems.py)
+    assert said[1].startswith(f"`{exp_id}` (4,096 games): [0.483 [") and said[1].endswith(" → not reached ¹")
+    assert "the default profile trains 10 of the 30 epochs" in rows[1].reason
     best = best_cell(rows[0], {exp_id: e}, LINKS, Notes())  # our best of its kind, not in this tree
     assert [sp.text for sp in best] == ["tictactoe_alphazero", ": not run yet"]
 

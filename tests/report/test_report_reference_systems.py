@@ -72,9 +72,10 @@ def test_system004_benchmark_is_the_published_table():
     assert SYSTEM004_BENCHMARK[("conniption_random", "conniption_random")] == (60, 40)
 
 
-def test_deviations_point_at_existing_modules():
-    for d in DEVIATIONS:
-        assert (ROOT / "src" / "boardrl" / d.where).exists(), d.where
+def test_deviations_point_at_existing_modules_and_cover_every_system():
+    for d in DEVIATIONS:  # a module of src/boardrl, or a file of the project (params.yaml: the budgets)
+        assert (ROOT / "src" / "boardrl" / d.where).exists() or (ROOT / d.where).is_file(), d.where
+    assert {d.system for d in DEVIATIONS} == {"000", "001", "002", "003", "004", "all"}
 
 
 @pytest.mark.parametrize("render", [markdown.render, lambda b: html.render(b, "t")])

@@ -196,40 +196,50 @@ def _s002() -> list[ReferenceNumber]:
             proto = f"{n} games, agent first in the first half, second in the rest"
             out.append(ReferenceNumber("002", game, agent, kind, budget, proto, opp, "combined", "wdl", fig, src,
                                        value=l if measure == "loss" else w, measure=measure, reproduction=repro,
-                                       reason=_S002_C4_TRAINING if game == "connect4" else None))
+                                       reason=_S002_C4_TRAINING if game == "connect4" else
+                                       _S002_DQ_BUDGET if repro == _S002_DQ else None))
     return out
 
 
 #: How our best Connect 4 DQN trains differently from reference system 002's (params.yaml connect4_dqn; README
-#: "League games").
-_S002_C4_TRAINING = ("ours plays half its training games against tactical and alpha-beta of depth 2, 4 and 6 "
-                     "(league games), the other half self-play; the system trained against SemiRandom or itself")
+#: "League games"); the reproductions (full profile) train as the system did.
+_S002_C4_TRAINING = ("our best, connect4_dqn, plays half its training games against tactical and alpha-beta of depth "
+                     "2, 4 and 6 (league games), the other half self-play; the system trained against SemiRandom or "
+                     "itself")
+#: The default profile's cut of reference system 002's headline DQ run.
+_S002_DQ_BUDGET = ("the default profile trains about 18,500 of the system's 150,000 games (the full profile trains "
+                   "them all)")
 
 
 def _s003() -> list[ReferenceNumber]:
     src = "SEEDS.md seed 003, Reported results (read from the repo's plots)"
     proto = "1,000 games per seat vs Random, greedy play; score = win + draw / 2"
     out = []
-    for agent, kind, budget, first, second, values, repro in (
+    epochs = "it updates after each epoch of games rather than after each game"
+    for agent, kind, budget, first, second, values, repro, reason in (
             ("TD(lambda)", "neural", "200,000 games", "~0.99", "~0.75-0.80", (0.99, 0.775),
-             ("tictactoe_seed003_td_lambda",)),
+             ("tictactoe_seed003_td_lambda",), f"the default profile trains 20,000 of the 200,000 games; {epochs}"),
             ("DQN(lambda)", "neural", "200,000 games", "~0.97", "~0.60", (0.97, 0.60),
-             ("tictactoe_seed003_dqn_lambda",)),
+             ("tictactoe_seed003_dqn_lambda",), f"the default profile trains 20,000 of the 200,000 games; {epochs}; "
+             "the system's targets used the first sample's successor for every sample, ours each its own"),
             ("Q-learning (network)", "neural", "40,000 games", "~0.72", "~0.53", (0.72, 0.53),
-             ("tictactoe_seed003_qnet",)),
+             ("tictactoe_seed003_qnet",), "the system's figure comes from its bug (every target but the first took "
+             "the first sample's successor), fixed in ours; the default profile trains 5,000 of the 40,000 games"),
             ("Random player (baseline)", "baseline", "none", "0.65", "0.35", (0.65, 0.35),
-             ("tournament:tictactoe_random_baseline",))):
+             ("tournament:tictactoe_random_baseline",), None)):
         out.append(ReferenceNumber("003", "tictactoe", agent, kind, budget, proto, "random", "as_first", "score",
-                                   first, src, value=values[0], reproduction=repro))
+                                   first, src, value=values[0], reproduction=repro, reason=reason))
         out.append(ReferenceNumber("003", "tictactoe", agent, kind, budget, proto, "random", "as_second", "score",
-                                   second, src, value=values[1], reproduction=repro))
+                                   second, src, value=values[1], reproduction=repro, reason=reason))
     proto = "300 games per seat vs Minimax (uniform among optimal moves), 25 simulations, temperature 0"
     budget = "30 epochs x 2,000 games"
     repro = ("tictactoe_seed003_alphazero",)  # its ladder: {agent: perfect, games: 600}, 300 per seat
+    why = ("the default profile trains 10 of the 30 epochs; the trained agent searches 8 leaves per network call "
+           "where the system searched one at a time")
     out.append(ReferenceNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_first",
-                               "score", "0.50 from epoch 0-1", src, value=0.5, reproduction=repro))
+                               "score", "0.50 from epoch 0-1", src, value=0.5, reproduction=repro, reason=why))
     out.append(ReferenceNumber("003", "tictactoe", "AlphaZero", "alphazero", budget, proto, "perfect", "as_second",
-                               "score", "0.38 → 0.50 by epoch 8", src, value=0.5, reproduction=repro))
+                               "score", "0.38 → 0.50 by epoch 8", src, value=0.5, reproduction=repro, reason=why))
     return out
 
 
@@ -379,4 +389,31 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("004", "games/conniption.py",
               "A four made by the 42nd piece wins for its player; reference system 004's code checked the full "
               "board first and scored it a draw."),
+    Deviation("002", "learn/dqn.py",
+              "The DQ trained against SemiRandom follows the system's loop (one game at a time, one update per game "
+              "end, epsilon decaying in updates), but the default profile trains about 18,500 of its 150,000 games; "
+              "the full profile trains the system's budget and its other regimes. Its run against a second learning "
+              "DQ is not reproduced: our learner trains one network."),
+    Deviation("003", "learn/td0.py",
+              "Reference system 003's TD(0) stops with an error at its first evaluation (it calls a network "
+              "attribute that does not exist); ours plays and is judged like every agent."),
+    Deviation("003", "learn/qnet.py",
+              "Its Q-learning and DQN(lambda) targets take the first sample's successor for every sample of a batch "
+              "or episode, so all but the first target are wrong; ours take each sample's own. Its Q-learning figure "
+              "comes from that bug."),
+    Deviation("003", "learn/value_selfplay.py",
+              "Inputs are planes relative to the player to move instead of white/black planes with a side flag, "
+              "and the Q networks give 9 values (the mover's moves) instead of 18 (both colours'): the same "
+              "function, written once for both sides."),
+    Deviation("003", "learn/value_selfplay.py",
+              "TD(lambda) and DQN(lambda) update after each epoch of games played side by side, the network frozen "
+              "while they are played, instead of once after each game inside the epoch."),
+    Deviation("003", "params.yaml",
+              "The default profile trains a tenth of the system's budgets (TD(lambda) and DQN(lambda) 20,000 of "
+              "200,000 games, Q-learning 5,000 of 40,000, AlphaZero 10 of its 30 epochs); the full profile trains "
+              "the system's."),
+    Deviation("003", "learn/alphazero_params.py",
+              "The trained AlphaZero agent's search walks 8 leaves per tree per network call (eval_leaves_per_wave, "
+              "with a virtual loss) where the system's searched one leaf at a time; self-play keeps one walk per "
+              "tree per call."),
 )
