@@ -11,7 +11,7 @@ from boardrl.agents import agent_names
 from boardrl.games import make_game
 from boardrl.report import html, markdown
 from boardrl.report.document import Bullets, Span, Table, text
-from boardrl.report.reference_systems import DEVIATIONS, REFERENCE_NUMBERS
+from boardrl.report.reference_systems import BEST, DEVIATIONS, REFERENCE_NUMBERS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,3 +88,21 @@ def test_renderers_escape_table_and_markup_characters(render):
         assert '[link][r1]' in out and "[r1]: <http://h/?a=1&b=2> \"say 'hi'\"" in out
     else:
         assert "x|y &lt;b&gt;" in out and 'href="http://h/?a=1&amp;b=2"' in out and 'title="say &quot;hi&quot;"' in out
+
+
+def test_every_row_sets_beside_it_only_experiments_judged_on_its_protocol():
+    """The kind check's other half: an experiment beside a reference row (its reproduction, or our best of its kind)
+    plays that row's opponent in its ladder, in the default and the full profile; else the row would compare a
+    figure with nothing (its cell: "not evaluated on this protocol")."""
+    from boardrl.config import parse_params
+    from boardrl.experiments.profiles import effective_params
+
+    for profile in ("default", "full"):
+        p = parse_params(effective_params(ROOT, profile))
+        for n in REFERENCE_NUMBERS:
+            if n.kind == "baseline" or n.metric in ("trace", "uci_win") or not n.opponent:
+                continue
+            beside = [r for r in n.reproduction if r in p.experiments] + [BEST.get((n.game, n.kind))]
+            for exp_id in filter(None, beside):
+                ladder = {o.agent for o in p.spec(exp_id).ladder}
+                assert n.opponent in ladder, (profile, n.system, n.agent, n.opponent, exp_id)
