@@ -13,23 +13,3 @@ import os
 os.environ.setdefault("BOARDRL_TORCH_THREADS", "1")
 os.environ.setdefault("BOARDRL_TRACKING_SERVICE", "off")
 
-
-#: The files that take longest (``make test``'s ``--durations``), longest first.  Why: ``--dist loadfile`` hands
-#: files to the two workers in collection order, so a long file collected late (``tests/pipeline`` sits in the
-#: middle of the alphabet) ran on while the other worker sat idle; started first, the short files fill in beside
-#: them.  A file not listed keeps its place after these.
-LONGEST_FIRST = (
-    "tests/pipeline/test_integration.py",
-    "tests/pipeline/test_fault_injection.py",
-    "tests/experiments/test_study.py",
-    "tests/sweeps/test_many_machines.py",
-    "tests/sweeps/test_killed_workers.py",
-    "tests/sweeps/test_sweeps.py",
-    "tests/pipeline/test_resume.py",
-    "tests/learn/test_cpu_determinism.py",
-)
-
-
-def pytest_collection_modifyitems(session, config, items):
-    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
