@@ -167,7 +167,15 @@ def overlay(root: Path, study: Study, variation: str) -> dict[str, Any]:
     out = merge(prune(base, drops), changes)
     out["study"] = {"name": study.name, "variation": variation}
     # what only the base profile adds (the full profile's own experiments) is pruned above; params.yaml lacks it
-    return {**out, DROP: base_drops + [d for d in drops if prune(shipped, [d]) != shipped]}
+    return {**out, DROP: base_drops + [d for d in drops if _has_key(shipped, d)]}
+
+
+def _has_key(tree: dict[str, Any], dotted: str) -> bool:
+    """Whether the dotted key is present in the nested ``tree``."""
+    *parents, last = dotted.split(".")
+    for part in parents:
+        tree = tree.get(part) if isinstance(tree, dict) else None
+    return isinstance(tree, dict) and last in tree
 
 
 def variation_params(root: Path, study: Study, variation: str) -> dict[str, Any]:
