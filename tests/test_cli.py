@@ -230,3 +230,31 @@ def test_train_tries_an_experiment_outside_the_pipeline(tmp_path):
 def test_train_refuses_an_unknown_experiment_in_one_line(tmp_path):
     res = runner.invoke(app, ["train", "no_such_experiment", "--params", str(PARAMS), "--out", str(tmp_path)])
     assert_one_line_error(res, "no_such_experiment")
+
+
+def test_match_pins_torch_to_the_models_recorded_thread_count(tmp_path):
+    """A network model plays on the threads its experiment's stages use (its agent.json's learner and params), not
+    torch's default of every core, and gives the same games with one worker process or two."""
+    import torch
+
+    from boardrl.agents.network import NetworkAgent
+    from boardrl.games import make_game
+    from boardrl.nn import MLPConfig, build_network
+
+    game = make_game("tictactoe")
+    torch.manual_seed(0)
+    config = MLPConfig(hidden=[8])
+    meta = {"learner": "dqn", "seed": 0, "params": {"steps": 100, "threads": 1}}
+    NetworkAgent(game, build_network(config, game.encoding_shape, game.num_actions), config,
+                 meta=meta).save(tmp_path / "model")
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        args = ("match", "tictactoe", f"model:{tmp_path / 'model'}", "random", "--games", "40", "--seed", "5")
+        one = run_json(*args)
+        assert torch.get_num_threads() == 1
+        torch.set_num_threads(2)
+        assert run_json(*args, "--processes", "2") == one
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

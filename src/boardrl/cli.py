@@ -250,9 +250,45 @@ def match(
     if games < 1:
         raise BoardRLError(f"--games must be a positive integer, got {games}")
     start_states = _read_starts(game, starts) if starts is not None else None
+    _pin_play_threads(a, b)
     result = play_match(game, a, b, games, seats=seats, starts=start_states, start_order=start_order, seed=seed,
                         processes=processes, batch_size=batch_size, progress=progress)
     _emit(result.to_dict(), as_json, str(result))
+
+
+def _play_threads(agent: Any) -> int | None:
+    """torch's threads for playing a saved model as its experiment's stages play it (``learn.stage_threads`` of the
+    learner and params its ``agent.json`` recorded), or None: an agent without torch or without that record."""
+    meta = getattr(agent, "meta", None) or {}
+    name = meta.get("learner")
+    if "torch" not in sys.modules or not isinstance(name, str):
+        return None
+    from pydantic import ValidationError
+
+    from boardrl.learn import learner_names, learner_params_model, stage_threads
+
+    if name not in learner_names():
+        return None
+    try:
+        params = learner_params_model(name).model_validate(meta.get("params") or {})
+    except ValidationError:
+        return None
+    return stage_threads(name, params)
+
+
+def _pin_play_threads(*agents: Any) -> int | None:
+    """Pin torch's threads before a match of network agents: the first model's count, which its evaluate stage
+    plays with, in this process and (``play_match`` hands it on) in every worker.
+
+    Why: the count changes a network's arithmetic (``learn/core/device.py``), so torch's default of every core
+    would make ``boardrl match`` differ from the pipeline's ladder and from machine to machine, and with
+    ``--processes N`` each worker would spin up every core (N times oversubscribed)."""
+    counts = [n for n in map(_play_threads, agents) if n is not None]
+    if not counts:
+        return None
+    from boardrl.learn.core.device import torch_threads
+
+    return torch_threads(counts[0])
 
 
 def _read_starts(game: Game, path: Path) -> list[Any]:
