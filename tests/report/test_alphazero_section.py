@@ -193,6 +193,7 @@ def test_settings_come_from_params_yaml_and_are_trusted_only_on_the_recorded_has
     assert (st.simulations, st.plies) == (expected_sims, tuple(params.evaluate.per_game["connect4"].optimal_plies))
     assert st.caveat.endswith("the evaluation recorded another params hash, so it may have used another")
     block["provenance"]["params_hash"] = params_hash(evaluate_slice(params.spec(e.id)))
+    e = experiment("connect4_alphazero", "connect4", block)  # the block is read into a model: read it again
     assert settings(e, params).caveat == ""
     md = rendered(experiment_section(e.id, e, LINKS, params))
     assert f"evaluated with {expected_sims:,} simulations per move (eval_simulations), profile" in md

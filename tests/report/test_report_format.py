@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from boardrl.report import build_report
+from boardrl.report.evaluation import SeatReading, SpreadReading
 from boardrl.report.figures import RatePoint, optimal_rates, zoomed_limits
 from boardrl.report.html import breakable
 from boardrl.report.links import ci_text, pct, places, rate_with_ci, spread_text, with_ci
@@ -28,7 +29,8 @@ def wilson(k: int, n: int) -> list[float]:
 def test_zero_of_ten_thousand_does_not_print_as_zero_zero():
     assert wilson(0, 10000)[1] == pytest.approx(0.000384, abs=1e-6)
     assert with_ci(0.0, wilson(0, 10000)) == "0.000% [0.000, 0.038]"
-    assert rate_with_ci({"loss": 0.0, "loss_ci": wilson(0, 10000)}, "loss") == "0.000% [0.000, 0.038]"
+    seat = SeatReading(win=1.0, draw=0.0, loss=0.0, games=10000, loss_ci=wilson(0, 10000))
+    assert rate_with_ci(seat, "loss") == "0.000% [0.000, 0.038]"
     assert ci_text(wilson(0, 10000)) == " [0.000, 0.038]"
 
 
@@ -54,7 +56,8 @@ def test_places_give_two_significant_digits_of_the_gap_to_the_boundary():
 
 
 def test_across_seeds_interval_follows_the_same_rule():
-    assert spread_text({"iqm": 0.0002, "ci": [0.0, 0.0004], "values": [0.0, 0.0002, 0.0004]}) == "0.020% [0.000, 0.040]"
+    s = SpreadReading(iqm=0.0002, ci=(0.0, 0.0004), values=[0.0, 0.0002, 0.0004])
+    assert spread_text(s) == "0.020% [0.000, 0.040]"
 
 
 def test_report_prints_a_zero_loss_interval_above_zero(tmp_path):

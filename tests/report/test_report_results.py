@@ -10,8 +10,11 @@ from typing import Callable
 
 import pytest
 
+from boardrl.evaluate.schema import EvaluationFile
 from boardrl.report import ReportError, load_experiment, load_results, read_curve
-from report.results_tree import C4, DAB, SLOW, TTT, TTT_WINS, curve_rows, make_results, ttt_eval, write_json
+from boardrl.report.results import read_evaluation
+from report.results_tree import (C4, DAB, METHOD, SLOW, TTT, TTT_WINS, curve_rows, make_results, run_id, ttt_eval,
+                                 write_json)
 
 
 @pytest.fixture
@@ -28,13 +31,31 @@ def test_experiments_are_keyed_by_id_with_their_seeds(results):
     assert list(ttt.seeds) == [0, 1, 2] and list(ttt.evaluated) == [0, 1, 2]
     s1 = ttt.seeds[1]
     assert s1.curve is not None and set(s1.curve["seat"]) == {"as_first", "as_second", "combined"}
-    assert s1.summary["seed"] == 1 and s1.eval_provenance["seed"] == 1
-    assert s1.opponents["random"]["combined"]["win"] == TTT_WINS[1]
-    assert ttt.across_seeds["seeds"] == [0, 1, 2] and ttt.opponents == ["random", "perfect"]
+    assert s1.summary["seed"] == 1 and s1.eval_run.seed == 1 and s1.eval_provenance["seed"] == 1
+    assert s1.opponents["random"].combined.win == TTT_WINS[1]
+    assert ttt.across_seeds.seeds == [0, 1, 2] and ttt.opponents == ["random", "perfect"]
     dab = next(e for e in exps if e.id == DAB)
     assert dab.evaluated == {} and dab.across_seeds is None and dab.budget == 50000
     c4 = next(e for e in exps if e.id == C4)
-    assert c4.seeds[0].curve is None and c4.seeds[0].summary is None and c4.seeds[0].uci["seed000"]
+    assert c4.seeds[0].curve is None and c4.seeds[0].summary is None and c4.seeds[0].uci.seed000["win"].win == 0.612
+
+
+def test_read_evaluation_returns_the_typed_model(results):
+    """The evaluate stage's model (``EvaluationFile``), seeds keyed by int in seed order, with the blocks the report
+    reads typed: no caller indexes the file's dicts."""
+    path = results / "eval" / f"{TTT}.json"
+    _edit_json(path, lambda d: d.update(seeds=dict(reversed(d["seeds"].items()))))  # "2", "1", "0" in the file
+    ev = read_evaluation(path)
+    assert isinstance(ev, EvaluationFile) and list(ev.seeds) == [0, 1, 2]
+    seed = ev.seeds[1]
+    first = seed.opponents["random"].as_first
+    assert (first.win, first.games, first.win_ci) == (TTT_WINS[1], 10000, (TTT_WINS[1] - 0.01, TTT_WINS[1] + 0.01))
+    assert seed.opponents["random"].seats["combined"] is seed.opponents["random"].combined
+    assert (seed.optimal_move.n, seed.optimal_move.optimal) == (2000, 1980) and seed.provenance.seed == 1
+    assert seed.provenance.mlflow_run_id == run_id("eval", TTT, 1)
+    win = ev.across_seeds.opponents["random"].win
+    assert (win.iqm, win.ci, win.method) == (0.9859, (0.97, 0.99), METHOD)
+    assert seed.model_extra == {} and seed.opponents["random"].model_extra == {"mean_length": 6.1}
 
 
 def test_two_experiments_of_one_game_and_learner_stay_apart(results):
@@ -92,6 +113,18 @@ def _eval_missing_seat(r: Path) -> tuple[Path, str]:
     return p, "seeds.1.opponents.random.as_second: Field required"
 
 
+def _eval_rate_out_of_range(r: Path) -> tuple[Path, str]:
+    p = r / "eval" / f"{TTT}.json"
+    _edit_json(p, lambda d: d["seeds"]["2"]["opponents"]["perfect"]["as_first"].update(draw=1.5))
+    return p, r"seeds\.2\.opponents\.perfect\.as_first\.draw: must be a number in \[0, 1\] or null, found 1\.5"
+
+
+def _eval_detail_of_wrong_shape(r: Path) -> tuple[Path, str]:
+    p = r / "eval" / f"{TTT}.json"
+    _edit_json(p, lambda d: d["seeds"]["0"]["optimal_move"].update(n="many"))
+    return p, "seeds.0.optimal_move.n: Input should be a valid integer"
+
+
 def _eval_old_layout(r: Path) -> tuple[Path, str]:
     p = r / "eval" / f"{TTT}.json"
     write_json(p, {"opponents": {}, "optimal_move_rate": None, "uci": None, "provenance": {}})
@@ -142,7 +175,8 @@ def _old_train_layout(r: Path) -> tuple[Path, str]:
 
 
 @pytest.mark.parametrize("breakage", [
-    _curve_missing_columns, _curve_unknown_seat, _eval_not_json, _eval_missing_seat, _eval_old_layout,
+    _curve_missing_columns, _curve_unknown_seat, _eval_not_json, _eval_missing_seat, _eval_rate_out_of_range,
+    _eval_detail_of_wrong_shape, _eval_old_layout,
     _across_values_short, _summary_other_game, _summary_wrong_seed, _eval_names_other_id, _bad_id,
     _not_a_seed_dir, _old_train_layout,
 ], ids=lambda f: f.__name__.strip("_"))

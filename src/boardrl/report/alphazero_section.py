@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from boardrl.report.document import Block, Bullets, Heading, Inline, Paragraph, Span, Table, text
+from boardrl.report.evaluation import CountedRate, NetworkAlone, SeatReading, SeedReading
 from boardrl.report.links import Links, pct, rate_with_ci, with_ci
 from boardrl.report.reference_systems import BEST, LEARNER_KINDS, REFERENCE_NUMBERS, SYSTEM004_OPPONENTS
 from boardrl.report.results import Experiment, SeedResult, finite
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 TITLE = "AlphaZero: search and its network"
 KIND = "alphazero"
 PLAYED_SEATS = ("as_first", "as_second")
-COUNTS = {"win": "wins", "draw": "draws", "loss": "losses"}
 #: Our AlphaZero experiments, listed (as "not run") even before they have results: the reference systems'
 #: reproductions, then our best of each game.
 EXPECTED: tuple[str, ...] = tuple(dict.fromkeys(
@@ -49,13 +49,12 @@ class Target:
     profile: str | None = None  # the params profile the target is set for (None: every profile)
 
 
-def seat_count(stats: dict[str, Any], out: str) -> tuple[int, int]:
+def seat_count(stats: SeatReading, out: str) -> tuple[int, int]:
     """(count of ``out``, games) of one seat block: the stored count, else the rate times the games."""
-    games = int(stats.get("games") or 0)
-    count = stats.get(COUNTS[out])
+    count = stats.count(out)
     if count is None:
-        count = round((finite(stats.get(out)) or 0.0) * games)
-    return int(count), games
+        count = round((finite(stats.rate(out)) or 0.0) * stats.games)
+    return int(count), stats.games
 
 
 def near(rate: float | None, bound: float) -> str:
@@ -80,7 +79,7 @@ def no_loss(opponent: str) -> Check:
         missing = _missing(s, (opponent,))
         if missing:
             return missing
-        lost = [(seat, *seat_count(s.opponents[opponent][seat], "loss")) for seat in PLAYED_SEATS]
+        lost = [(seat, *seat_count(s.opponents[opponent].seats[seat], "loss")) for seat in PLAYED_SEATS]
         short = [f"{k:,} loss{'es' if k != 1 else ''} in {n:,} games {SEAT_NAMES[seat]}" for seat, k, n in lost
                  if k > 0 or n == 0]
         return "met" if not short else f"not met ({'; '.join(short)})"
@@ -96,7 +95,7 @@ def majority(*opponents: str) -> Check:
         short = []
         for opp in opponents:
             for seat in PLAYED_SEATS:
-                wins, n = seat_count(s.opponents[opp][seat], "win")
+                wins, n = seat_count(s.opponents[opp].seats[seat], "win")
                 if 2 * wins <= n:
                     who = f"{opp}: " if len(opponents) > 1 else ""
                     short.append(f"{who}{near(wins / n if n else None, 0.5)} {SEAT_NAMES[seat]}")
@@ -110,7 +109,7 @@ def combined_wins(opponent: str, least: float) -> Check:
         missing = _missing(s, (opponent,))
         if missing:
             return missing
-        wins, n = seat_count(s.opponents[opponent]["combined"], "win")
+        wins, n = seat_count(s.opponents[opponent].combined, "win")
         return "met" if n and wins >= least * n - 1e-9 else f"not met ({near(wins / n if n else None, least)} combined)"
     return check
 
@@ -118,12 +117,12 @@ def combined_wins(opponent: str, least: float) -> Check:
 def optimal_share(least: float) -> Check:
     """An optimal-move rate (with search) of at least ``least``; counts where the results hold them."""
     def check(s: SeedResult) -> str:
-        ev = s.evaluation or {}
-        rate = finite(ev.get("optimal_move_rate"))
-        if rate is None:
+        ev = s.evaluation
+        rate = finite(ev.optimal_move_rate) if ev is not None else None
+        if ev is None or rate is None:
             return "not measured (no optimal-move rate)"
-        detail = ev.get("optimal_move") or {}
-        good, n = detail.get("optimal"), detail.get("n")
+        detail = ev.optimal_move or CountedRate()
+        good, n = detail.optimal, detail.n
         ok = good >= least * n - 1e-9 if good is not None and n else rate >= least - 1e-9
         if ok:
             return "met"
@@ -207,7 +206,7 @@ def settings(e: Experiment, params: Params | None) -> Settings:
     tactics = bool(getattr(learner, "eval_tactics", False))
     per_game = params.evaluate.per_game.get(e.game)
     plies = tuple(per_game.optimal_plies) if per_game is not None and per_game.optimal_plies else None
-    recorded = {s.eval_provenance.get("params_hash") for s in e.evaluated.values()}
+    recorded = {s.eval_run.params_hash if s.eval_run is not None else None for s in e.evaluated.values()}
     if not recorded:
         caveat = "as params.yaml says now; not evaluated yet"
     elif recorded == {params_hash(evaluate_slice(spec))}:
@@ -232,9 +231,9 @@ def ladder_table(s: SeedResult, links: Links) -> Table:
     """Rows: the ladder's opponents; columns: W/D/L as first and as second with their Wilson intervals."""
     rows = []
     for opp, block in s.opponents.items():
-        cells = [[links.number(rate_with_ci(block[seat], out), s.eval_provenance)]
+        cells = [[links.number(rate_with_ci(block.seats[seat], out), s.eval_provenance)]
                  for seat in PLAYED_SEATS for out in ("win", "draw", "loss")]
-        games = " + ".join(f"{int(block[seat]['games']):,}" for seat in PLAYED_SEATS)
+        games = " + ".join(f"{block.seats[seat].games:,}" for seat in PLAYED_SEATS)
         rows.append([[Span(opp, code=True)], *cells, text(games)])
     header = ["Opponent", "As first: win", "As first: draw", "As first: loss", "As second: win", "As second: draw",
               "As second: loss", "Games (first + second)"]
@@ -248,37 +247,36 @@ def _plies_text(plies: Any) -> str:
     return f" (plies {lo}-{hi} of random play)" if lo != hi else f" (ply {lo} of random play)"
 
 
-def _rate_spans(detail: dict[str, Any] | None, rate: Any, prov: dict[str, Any], links: Links,
-                plies: Any) -> Inline:
-    if finite(rate) is None:
+def _rate_spans(player: SeedReading | NetworkAlone | None, prov: dict[str, Any], links: Links, plies: Any) -> Inline:
+    """``player``'s optimal-move rate with its interval, positions and plies (the block's own, else ``plies``)."""
+    rate = player.optimal_move_rate if player is not None else None
+    if player is None or finite(rate) is None:
         return text("not measured")
-    detail = detail or {}
-    n = detail.get("n")
-    where = (f" on {n:,} positions" if n else "") + _plies_text(detail.get("plies", plies))
-    return [links.number(with_ci(rate, detail.get("ci")), prov), Span(where)]
+    detail = player.optimal_move or CountedRate()
+    own = detail.plies if "plies" in detail.model_fields_set else plies
+    where = (f" on {detail.n:,} positions" if detail.n else "") + _plies_text(own)
+    return [links.number(with_ci(rate, detail.ci), prov), Span(where)]
 
 
 def optimal_item(s: SeedResult, links: Links, st: Settings) -> Inline:
     """Optimal-move rate with search beside the network alone, each with its interval and positions."""
-    ev, prov = s.evaluation or {}, s.eval_provenance
-    alone = ev.get("network_alone") or {}
-    return [Span("Optimal-move rate with search: "),
-            *_rate_spans(ev.get("optimal_move"), ev.get("optimal_move_rate"), prov, links, st.plies),
-            Span("; network alone (greedy, no search): "),
-            *_rate_spans(alone.get("optimal_move"), alone.get("optimal_move_rate"), prov, links, st.plies)]
+    ev, prov = s.evaluation, s.eval_provenance
+    alone = ev.network_alone if ev is not None else None
+    return [Span("Optimal-move rate with search: "), *_rate_spans(ev, prov, links, st.plies),
+            Span("; network alone (greedy, no search): "), *_rate_spans(alone, prov, links, st.plies)]
 
 
 def value_item(s: SeedResult, links: Links) -> list[Inline]:
     """Value accuracy on the UCI labels where it was measured (Connect 4)."""
-    va = (s.evaluation or {}).get("value_accuracy")
-    if not isinstance(va, dict):
+    va = s.evaluation.value_accuracy if s.evaluation is not None else None
+    if va is None:
         return []
-    acc = va.get("accuracy") or {}
-    n = va.get("positions") or acc.get("n")
+    acc = va.accuracy or CountedRate()
+    n = va.positions or acc.n
     where = f" on {int(n):,} positions" if n else ""
-    balanced = finite(va.get("balanced_accuracy"))
+    balanced = finite(va.balanced_accuracy)
     return [[Span("Value accuracy on the UCI labels: "),
-             links.number(with_ci(acc.get("rate"), acc.get("ci")), s.eval_provenance),
+             links.number(with_ci(acc.rate, acc.ci), s.eval_provenance),
              Span(where + (f" (balanced {pct(balanced)})" if balanced is not None else ""))]]
 
 

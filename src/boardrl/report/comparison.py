@@ -31,10 +31,11 @@ from typing import Any, Callable
 from boardrl.errors import BoardRLError
 from boardrl.evaluate.stats import wilson_interval, z_for
 from boardrl.report.document import Block, Bullets, Heading, Inline, Paragraph, Span, Table, text
+from boardrl.report.evaluation import SeatReading
 from boardrl.report.links import Links
 from boardrl.report.reference_systems import (BEST, FULL_PROFILE_ONLY, LEARNER_KINDS, REFERENCE_NUMBERS, SYSTEMS,
                                               ReferenceNumber)
-from boardrl.report.results import Experiment, finite
+from boardrl.report.results import OUTCOMES, Experiment, SeedResult, finite
 from boardrl.report.sections import SEAT_NAMES, budget_text
 
 Z95 = z_for(0.95)
@@ -73,20 +74,25 @@ class Pooled:
         return " / ".join(f"{100 * c / n:.2f}" for c in (self.wins, self.draws, self.losses))
 
 
-def _counts(stats: dict[str, Any]) -> tuple[int, int, int]:
-    games = int(stats.get("games") or 0)
-    return tuple(int(round((finite(stats.get(k)) or 0.0) * games)) for k in ("win", "draw", "loss"))  # type: ignore
+def _counts(stats: SeatReading) -> tuple[int, int, int]:
+    return tuple(int(round((finite(stats.rate(out)) or 0.0) * stats.games)) for out in OUTCOMES)  # type: ignore
+
+
+def _seat(n: ReferenceNumber, s: SeedResult) -> SeatReading | None:
+    """Seed ``s``'s seat block on row ``n``'s protocol: a UCI label of reference system 000's, or a seat against
+    its opponent."""
+    if n.metric == "uci_win":
+        return ((s.uci.seed000 if s.uci is not None else None) or {}).get(n.uci_label or "")
+    match = s.opponents.get(n.opponent or "")
+    return match.seats.get(n.seat) if match is not None else None
 
 
 def pooled_experiment(n: ReferenceNumber, e: Experiment) -> Pooled | None:
     """Our counts on row ``n``'s protocol, pooled over the evaluated seeds of ``e``; None when none has them."""
     blocks = []
     for s in e.evaluated.values():
-        if n.metric == "uci_win":
-            block = (s.uci.get("seed000") or {}).get(n.uci_label or "")
-        else:
-            block = (s.opponents.get(n.opponent or "") or {}).get(n.seat)
-        if block and block.get("games"):
+        block = _seat(n, s)
+        if block is not None and block.games:
             blocks.append((block, s.eval_provenance))
     if not blocks:
         return None

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from boardrl.report.evaluation import SeatReading, UCIReading
 from boardrl.report.results import SEATS, Experiment, finite
 
 OUTCOMES = ("win", "draw", "loss")
@@ -107,12 +108,12 @@ def _outcome_legend(fig: Figure) -> None:
     fig.legend(handles, list(OUTCOMES), loc="outside lower center", ncols=3, frameon=False)
 
 
-def _errors(stats: list[dict[str, Any]], out: str) -> tuple[np.ndarray, np.ndarray]:
-    """Bar heights and asymmetric error lengths from rates and their ``<out>_ci`` intervals (0 if absent)."""
+def _errors(stats: list[SeatReading], out: str) -> tuple[np.ndarray, np.ndarray]:
+    """Bar heights and asymmetric error lengths from rates and their intervals (0 if absent)."""
     heights, err = [], [[], []]
     for s in stats:
-        v = finite(s.get(out)) or 0.0
-        ci = s.get(f"{out}_ci") or [v, v]
+        v = finite(s.rate(out)) or 0.0
+        ci = s.interval(out) or (v, v)
         lo, hi = finite(ci[0]), finite(ci[1])
         heights.append(v)
         err[0].append(max(0.0, v - (lo if lo is not None else v)))
@@ -120,7 +121,7 @@ def _errors(stats: list[dict[str, Any]], out: str) -> tuple[np.ndarray, np.ndarr
     return np.array(heights), np.array(err)
 
 
-def _wdl_bars(ax: Any, names: list[str], stats: list[dict[str, Any]]) -> None:
+def _wdl_bars(ax: Any, names: list[str], stats: list[SeatReading]) -> None:
     x = np.arange(len(names))
     width = 0.26
     for k, out in enumerate(OUTCOMES):
@@ -137,7 +138,7 @@ def wdl_bars(exp: Experiment, seed: int) -> Figure:
     names = list(opponents)
     fig, axes = _grid(len(SEATS), width=max(4.6, 0.9 * len(names) + 1.5))
     for ax, seat in zip(axes, SEATS):
-        _wdl_bars(ax, names, [opponents[n][seat] for n in names])
+        _wdl_bars(ax, names, [opponents[n].seats[seat] for n in names])
         ax.set_title(SEAT_LABELS[seat])
         ax.set_ylabel("rate")
     _outcome_legend(fig)
@@ -213,13 +214,13 @@ def optimal_rates(groups: list[tuple[str, list[RatePoint]]]) -> Figure:
 def uci_results(exp: Experiment, seed: int) -> Figure:
     """Connect 4 from the UCI start positions by label for one seed: reference system 000's protocol and the full
     protocol."""
-    uci = exp.seeds[seed].uci
-    panels = []
-    if uci.get("seed000"):
-        panels.append(("reference system 000: agent first vs random", uci["seed000"]))
+    uci = exp.seeds[seed].uci or UCIReading()
+    panels: list[tuple[str, dict[str, SeatReading]]] = []
+    if uci.seed000:
+        panels.append(("reference system 000: agent first vs random", uci.seed000))
     for seat in SEATS:
-        if uci.get("full"):
-            panels.append((f"full protocol, {SEAT_LABELS[seat]}", {k: v[seat] for k, v in uci["full"].items()}))
+        if uci.full:
+            panels.append((f"full protocol, {SEAT_LABELS[seat]}", {k: v.seats[seat] for k, v in uci.full.items()}))
     fig, axes = _grid(len(panels), ncols=2)
     for ax, (title, by_label) in zip(axes, panels):
         labels = list(by_label)

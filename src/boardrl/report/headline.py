@@ -36,7 +36,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
-from typing import Any, Callable
+from typing import Callable
 
 import pandas as pd
 from pydantic import BaseModel, ValidationError
@@ -44,9 +44,10 @@ from pydantic import BaseModel, ValidationError
 import boardrl.report.markdown as markdown
 from boardrl.evaluate.stats import SeatStats, combine, wilson_interval
 from boardrl.report.document import Block, Inline, Paragraph, Span, Table, text
+from boardrl.report.evaluation import CountedRate, EvalProvenance, SeatReading
 from boardrl.report.links import with_ci
 from boardrl.report.reference_systems import REFERENCE_NUMBERS, ReferenceNumber
-from boardrl.report.results import Experiment, ReportError, finite
+from boardrl.report.results import OUTCOMES, Experiment, ReportError, finite
 
 START = "<!-- headline:start -->"
 END = "<!-- headline:end -->"
@@ -155,29 +156,34 @@ def _round(ci: tuple[float, float]) -> tuple[float, float]:
     return round(ci[0], 6), round(ci[1], 6)
 
 
-def _counts(block: dict[str, Any]) -> tuple[int, int, int]:
+def _counts(block: SeatReading) -> tuple[int, int, int]:
     """W, D, L of a seat block: its counts, or its rates times its games (files written before counts)."""
-    if all(k in block for k in ("wins", "draws", "losses")):
-        return int(block["wins"]), int(block["draws"]), int(block["losses"])
-    games = int(block.get("games") or 0)
-    return tuple(int(round((finite(block.get(k)) or 0.0) * games)) for k in ("win", "draw", "loss"))  # type: ignore
+    counts = [block.count(out) for out in OUTCOMES]
+    if all(c is not None for c in counts):
+        return tuple(int(c) for c in counts)  # type: ignore[return-value]
+    return tuple(int(round((finite(block.rate(out)) or 0.0) * block.games)) for out in OUTCOMES)  # type: ignore
 
 
 def pooled(e: Experiment, opponent: str, seat: str) -> SeatStats | None:
     """``e``'s games against ``opponent`` in ``seat``, summed over its evaluated seeds; None when it never met it."""
-    blocks = [s.opponents[opponent][seat] for s in e.evaluated.values() if opponent in s.opponents]
+    blocks = [s.opponents[opponent].seats[seat] for s in e.evaluated.values() if opponent in s.opponents]
     total = combine(SeatStats(*_counts(b)) for b in blocks)
     return total if total.games else None
 
 
+def _optimal_counts(p: CountedRate) -> int:
+    """Moves judged optimal: the stored count, else the rate times the positions (files written before counts)."""
+    return p.optimal if p.optimal is not None else round(float(p.rate or 0.0) * (p.n or 0))
+
+
 def optimal_rate(e: Experiment) -> OptimalRate | None:
     """The optimal-move counts of every evaluated seed, pooled; None when no seed was judged by a referee."""
-    parts = [s.evaluation.get("optimal_move") for s in e.evaluated.values() if s.evaluation]
-    parts = [p for p in parts if p and p.get("n")]
-    if not parts:
+    parts = [s.evaluation.optimal_move for s in e.evaluated.values() if s.evaluation is not None]
+    judged = [p for p in parts if p is not None and p.n]
+    if not judged:
         return None
-    n = sum(int(p["n"]) for p in parts)
-    k = sum(int(p["optimal"]) if "optimal" in p else round(float(p["rate"]) * int(p["n"])) for p in parts)
+    n = sum(p.n or 0 for p in judged)
+    k = sum(_optimal_counts(p) for p in judged)
     return OptimalRate(positions=n, optimal=k, ci=_round(wilson_interval(k, n)))
 
 
@@ -212,10 +218,15 @@ def best_agent(candidates: list[Experiment], order: list[str]) -> tuple[Experime
     return None
 
 
+def _provenance(seed: int, run: EvalProvenance | None) -> Provenance:
+    """Which evaluate run of seed ``seed`` the figures come from (unknown before it ran)."""
+    return Provenance(seed=seed, git_commit=run.git_commit if run is not None else None,
+                      mlflow_run_id=run.mlflow_run_id if run is not None else None)
+
+
 def agent_result(e: Experiment, opponent: str) -> AgentResult:
     first, second = (pooled(e, opponent, seat) or SeatStats() for seat in ("as_first", "as_second"))
-    prov = [Provenance(seed=k, git_commit=s.eval_provenance.get("git_commit"),
-                       mlflow_run_id=s.eval_provenance.get("mlflow_run_id")) for k, s in e.evaluated.items()]
+    prov = [_provenance(k, s.eval_run) for k, s in e.evaluated.items()]
     return AgentResult(experiment=e.id, learner=e.learner, profile=e.profile, budget=e.budget, unit=e.unit,
                        seeds=list(e.evaluated), opponent=opponent, as_first=SeatResult.of(first),
                        as_second=SeatResult.of(second), optimal_moves=optimal_rate(e), provenance=prov)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from boardrl.report.document import Inline, Ref, Span, slug
+from boardrl.report.evaluation import SeatReading, SpreadReading
 from boardrl.report.results import finite
 
 DEFAULT_UI = "http://127.0.0.1:5000"
@@ -128,18 +129,18 @@ def with_ci(rate: Any, ci: Any) -> str:
     return pct(rate, d) + ci_text(ci, d)
 
 
-def rate_with_ci(stats: dict[str, Any], out: str) -> str:
-    """One seat block's rate of ``out`` with its ``<out>_ci`` interval."""
-    return with_ci(stats.get(out), stats.get(f"{out}_ci"))
+def rate_with_ci(stats: SeatReading, out: str) -> str:
+    """One seat block's rate of ``out`` with its interval."""
+    return with_ci(stats.rate(out), stats.interval(out))
 
 
-def spread_text(s: dict[str, Any] | None) -> str:
+def spread_text(s: SpreadReading | None) -> str:
     """An across-seeds statistic: IQM with its bootstrap interval; one seed has no interval worth printing."""
-    if not s:
+    if s is None:
         return "n/a"
-    if len(s.get("values") or []) < 2:
-        return pct(s.get("iqm")) + " (one seed)"
-    return with_ci(s.get("iqm"), s.get("ci"))
+    if len(s.values) < 2:
+        return pct(s.iqm) + " (one seed)"
+    return with_ci(s.iqm, s.ci)
 
 
 def seed_list(seeds: list[int]) -> str:

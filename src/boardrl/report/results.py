@@ -12,9 +12,10 @@ An experiment is keyed by a stable id (``tictactoe_tabular_q``) and trained with
                                                 "across_seeds": {"seeds", "opponents", "optimal_move_rate"}}
 
 Why the checks: every problem is a one-line ``ReportError`` naming the file and what is wrong with it, so a
-broken stage output is found at once instead of surfacing as a strange figure.  The evaluation file is checked
-against the model the evaluate stage validates it with before writing it (``evaluate/schema.py``).  ``read_curve`` is the one
-reader of the curve TSV in the project.
+broken stage output is found at once instead of surfacing as a strange figure.  The evaluation file is read as
+the model the evaluate stage validates it with before writing it (``evaluate/schema.py``), extended where the
+report relies on a block the stage lets pass through (``report/evaluation.py``): the report reads typed attributes,
+never the file's dicts.  ``read_curve`` is the one reader of the curve TSV in the project.
 """
 
 from __future__ import annotations
@@ -22,15 +23,19 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
 from boardrl.errors import BoardRLError
-from boardrl.evaluate.schema import check_evaluation
+from boardrl.evaluate.schema import validation_line
 from boardrl.evaluate.stats import SEATS
+from boardrl.report.evaluation import (AcrossReading, EvalProvenance, EvaluationReading, MatchReading, SeedReading,
+                                      UCIReading)
 
 CURVE_COLUMNS = ("step", "opponent", "seat", "win", "draw", "loss", "games")
 SUMMARY_KEYS = ("experiment", "game", "learner", "seed", "profile", "unit", "budget", "seconds", "mlflow_run_id",
@@ -47,30 +52,54 @@ class ReportError(BoardRLError):
     """Missing or malformed results."""
 
 
+def _seed(block: SeedReading | Mapping[str, Any] | None) -> SeedReading | None:
+    """``block`` as the report's model: a seed's block built by hand (the evaluate stage's tests build it as the
+    stage writes it, a dict) is validated into the model the report reads."""
+    return SeedReading.model_validate(block) if isinstance(block, Mapping) else block
+
+
+def _across(block: AcrossReading | Mapping[str, Any] | None) -> AcrossReading | None:
+    """``block`` as the report's model.  A block built by hand may hold only the aggregate it is about (the
+    evaluate stage's tests build the exact-loss one alone): it names no seeds and no opponents."""
+    if not isinstance(block, Mapping):
+        return block
+    return AcrossReading.model_validate({"seeds": [], "opponents": {}, **block})
+
+
 @dataclass(frozen=True)
 class SeedResult:
     """What the pipeline produced for one training seed of an experiment; any part may be missing."""
 
     curve: pd.DataFrame | None = None
     summary: dict[str, Any] | None = None
-    evaluation: dict[str, Any] | None = None  # this seed's block of results/eval/<id>.json
+    evaluation: SeedReading | None = None  # this seed's block of results/eval/<id>.json (a dict is validated)
     records: dict[str, Path] = field(default_factory=dict)  # learner records: results/train/<id>/seed-<k>/<name>.tsv
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "evaluation", _seed(self.evaluation))
+
     @property
-    def opponents(self) -> dict[str, dict[str, Any]]:
-        return (self.evaluation or {}).get("opponents") or {}
+    def opponents(self) -> dict[str, MatchReading]:
+        return self.evaluation.opponents if self.evaluation is not None else {}
 
     @property
     def train_provenance(self) -> dict[str, Any]:
         return self.summary or {}
 
     @property
-    def eval_provenance(self) -> dict[str, Any]:
-        return (self.evaluation or {}).get("provenance") or {}
+    def eval_run(self) -> EvalProvenance | None:
+        """The evaluate run behind this seed's numbers; None before it ran."""
+        return self.evaluation.provenance if self.evaluation is not None else None
 
     @property
-    def uci(self) -> dict[str, Any]:
-        return (self.evaluation or {}).get("uci") or {}
+    def eval_provenance(self) -> dict[str, Any]:
+        """``eval_run`` as a plain record (empty before it ran): the form the links read for train, evaluate and
+        tournament runs alike."""
+        return self.eval_run.model_dump() if self.eval_run is not None else {}
+
+    @property
+    def uci(self) -> UCIReading | None:
+        return self.evaluation.uci if self.evaluation is not None else None
 
 
 @dataclass(frozen=True)
@@ -84,8 +113,11 @@ class Experiment:
     unit: str | None
     budget: int | None
     seeds: dict[int, SeedResult]
-    across_seeds: dict[str, Any] | None = None  # the eval file's across-seeds summary (IQM, bootstrap interval)
+    across_seeds: AcrossReading | None = None  # the eval file's across-seeds summary (IQM, bootstrap interval)
     sources: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "across_seeds", _across(self.across_seeds))
 
     @property
     def key(self) -> str:
@@ -169,9 +201,11 @@ def _seed_number(key: str, path: Path) -> int:
     return int(key)
 
 
-def read_evaluation(path: Path) -> dict[str, Any]:
-    """``results/eval/<id>.json``, checked against the evaluate stage's own model (``evaluate/schema.py``), with
-    its per-seed blocks re-keyed by int seed."""
+def read_evaluation(path: Path) -> EvaluationReading:
+    """``results/eval/<id>.json`` as the evaluate stage's own model (``evaluate/schema.py``), extended by the blocks
+    the report reads (``report/evaluation.py``), its seeds keyed by int in seed order.
+
+    The keys are checked first so that a file of another layout says what it lacks, not the model's first field."""
     data = read_json(path)
     missing = [k for k in ("experiment", "game", "learner", "seeds", "across_seeds") if k not in data]
     if missing:
@@ -179,12 +213,17 @@ def read_evaluation(path: Path) -> dict[str, Any]:
                           "seeds, across_seeds")
     if not isinstance(data["seeds"], dict) or not data["seeds"]:
         raise ReportError(f"{path}: 'seeds' must be a non-empty object keyed by seed")
-    seeds = {_seed_number(k, path): block for k, block in data["seeds"].items()}
+    for k in data["seeds"]:
+        _seed_number(k, path)
     try:
-        check_evaluation(data)
-    except ValueError as exc:
-        raise ReportError(f"{path}: {exc}") from None
-    return {**data, "seeds": dict(sorted(seeds.items()))}
+        return EvaluationReading.model_validate(data)
+    except ValidationError as exc:
+        raise ReportError(f"{path}: {validation_line(exc)}") from None
+
+
+def identity(block: EvaluationReading | EvalProvenance) -> dict[str, Any]:
+    """The identity keys a file or a run states (``IDENTITY_KEYS``; None where it does not say)."""
+    return block.model_dump(include=set(IDENTITY_KEYS))
 
 
 # ---------------------------------------------------------------------------------------------- one experiment
@@ -193,7 +232,7 @@ class _Parts:
     """What was read for one experiment, before its identity is settled."""
 
     train: dict[int, tuple[pd.DataFrame | None, dict[str, Any] | None, dict[str, Path]]] = field(default_factory=dict)
-    evaluation: dict[str, Any] | None = None
+    evaluation: EvaluationReading | None = None
     stated: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)  # files that state identity keys
     sources: list[str] = field(default_factory=list)
 
@@ -245,8 +284,8 @@ def _assemble(exp_id: str, parts: _Parts) -> Experiment:
     if "game" not in ident or "learner" not in ident:
         raise ReportError(f"{parts.sources[0]}: no summary.json or evaluation of experiment {exp_id!r} states its "
                           "game and learner")
-    ev = parts.evaluation or {}
-    eval_seeds: dict[int, dict[str, Any]] = ev.get("seeds") or {}
+    ev = parts.evaluation
+    eval_seeds = ev.seeds if ev is not None else {}
     seeds = {
         k: SeedResult(*parts.train.get(k, (None, None, {}))[:2], evaluation=eval_seeds.get(k),
                       records=parts.train.get(k, (None, None, {}))[2])
@@ -254,7 +293,7 @@ def _assemble(exp_id: str, parts: _Parts) -> Experiment:
     }
     return Experiment(id=exp_id, game=ident["game"], learner=ident["learner"], profile=ident.get("profile"),
                       unit=ident.get("unit"), budget=ident.get("budget"), seeds=seeds,
-                      across_seeds=ev.get("across_seeds"), sources=tuple(parts.sources))
+                      across_seeds=ev.across_seeds if ev is not None else None, sources=tuple(parts.sources))
 
 
 def check_id(exp_id: str, where: Path) -> str:
@@ -276,8 +315,9 @@ def load_experiment(results_dir: Path, exp_id: str) -> Experiment | None:
     eval_path = results_dir / "eval" / f"{exp_id}.json"
     if eval_path.is_file():
         parts.evaluation = read_evaluation(eval_path)
-        parts.stated.append((eval_path, parts.evaluation))
-        parts.stated += [(eval_path, b["provenance"]) for b in parts.evaluation["seeds"].values() if "provenance" in b]
+        parts.stated.append((eval_path, identity(parts.evaluation)))
+        parts.stated += [(eval_path, identity(b.provenance)) for b in parts.evaluation.seeds.values()
+                         if b.provenance is not None]
         parts.sources.append(str(eval_path))
     if not parts.train and parts.evaluation is None:
         return None

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 import boardrl.report.figures as figures
 from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Ref, Span, Table, text
+from boardrl.report.evaluation import AcrossReading, CountedRate, Interval, SpreadReading, UCIReading, ValueAccuracy
 from boardrl.report.links import Links, interval, pct, rate_with_ci, seed_list, seed_names, spread_text, with_ci
 from boardrl.report.results import OUTCOMES, SEATS, Experiment, SeedResult, finite
 from boardrl.report.traces_section import trace_blocks
@@ -86,15 +87,15 @@ def provenance_table(exps: list[Experiment], links: Links) -> Table:
     rows = []
     for e in exps:
         for k, s in e.seeds.items():
-            tp, ep = s.train_provenance, s.eval_provenance
+            tp, run = s.train_provenance, s.eval_run
             secs = finite(tp.get("seconds"))
             rows.append([
                 [links.experiment(e.id)], text(str(k)), _training_cell(e, tp, links),
                 text("n/a" if secs is None else f"{secs:,.1f} s"),
                 links.provenance(tp) if tp else text("not run yet"),
-                links.provenance(ep) if ep else text("not run yet"),
-                [Span(str(tp.get("params_hash") or ep.get("params_hash") or "n/a")[:12], code=True)],
-                text(str(tp.get("dvc_exp_name") or ep.get("dvc_exp_name") or "-")),
+                links.provenance(s.eval_provenance) if run else text("not run yet"),
+                [Span(str(tp.get("params_hash") or (run and run.params_hash) or "n/a")[:12], code=True)],
+                text(str(tp.get("dvc_exp_name") or (run and run.dvc_exp_name) or "-")),
             ])
     header = ["Experiment", "Seed", "Training", "Training time", "Train stage", "Evaluate stage", "Params hash",
               "DVC experiment"]
@@ -143,32 +144,31 @@ def curve_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
     return out
 
 
-def _method(across: dict[str, Any]) -> str:
+def _method(across: AcrossReading) -> str:
     """The across-seeds method in words, as the evaluate stage stated it."""
-    for block in across.get("opponents", {}).values():
-        s = block["win"] or {}
-        conf = finite(s.get("confidence"))
-        if s.get("method"):
-            return f"{s['method']}" + (f", {100 * conf:.0f}% interval" if conf is not None else "")
+    for block in across.opponents.values():
+        s = block.win
+        if s is not None and s.method:
+            conf = finite(s.confidence)
+            return f"{s.method}" + (f", {100 * conf:.0f}% interval" if conf is not None else "")
     return "interquartile mean, percentile bootstrap over seeds"
 
 
-def _spread_row(label: list[str], s: dict[str, Any] | None, seeds: list[int], e: Experiment,
+def _spread_row(label: list[str], s: SpreadReading | None, seeds: list[int], e: Experiment,
                 links: Links) -> list[Inline]:
-    values = dict(zip(seeds, (s or {}).get("values") or []))
+    values = dict(zip(seeds, s.values if s is not None else []))
     per_seed = [[links.number(pct(values[k]), e.seeds[k].eval_provenance)] if k in values else text("n/a")
                 for k in seeds]
     return [*(text(x) for x in label), text(spread_text(s)), *per_seed]
 
 
-def across_table(e: Experiment, links: Links) -> Table:
+def across_table(e: Experiment, across: AcrossReading, links: Links) -> Table:
     """IQM and bootstrap interval per opponent and outcome (and the optimal-move rate), each seed beside it."""
-    across = e.across_seeds or {}
-    seeds: list[int] = across.get("seeds") or []
-    rows = [_spread_row([opp, out], block[out], seeds, e, links)
-            for opp, block in across.get("opponents", {}).items() for out in OUTCOMES]
-    if across.get("optimal_move_rate") is not None:
-        rows.append(_spread_row(["-", "optimal-move rate"], across["optimal_move_rate"], seeds, e, links))
+    seeds = across.seeds
+    rows = [_spread_row([opp, out], block.spread(out), seeds, e, links)
+            for opp, block in across.opponents.items() for out in OUTCOMES]
+    if across.optimal_move_rate is not None:
+        rows.append(_spread_row(["-", "optimal-move rate"], across.optimal_move_rate, seeds, e, links))
     header = ["Opponent", "Measure", "IQM [95% interval]", *(f"Seed {k}" for k in seeds)]
     return Table(header, rows, numeric=frozenset(range(2, 3 + len(seeds))))
 
@@ -176,13 +176,13 @@ def across_table(e: Experiment, links: Links) -> Table:
 def across_blocks(e: Experiment, links: Links) -> list[Block]:
     """The evaluate stage's across-seeds summary; nothing before the experiment is evaluated, nor for one
     evaluated seed, whose "summary" would only repeat its own numbers (shown in the table below)."""
-    n = len((e.across_seeds or {}).get("seeds") or [])
-    if n < 2:
+    across = e.across_seeds
+    if across is None or len(across.seeds) < 2:
         return []
-    over = f"Over {n} seeds: {_method(e.across_seeds)} (percent)"
+    over = f"Over {len(across.seeds)} seeds: {_method(across)} (percent)"
     return [Heading(3, "Across seeds"),
             Paragraph(text(over + "; each seed's value beside it, linked to that seed's evaluate run.")),
-            across_table(e, links)]
+            across_table(e, across, links)]
 
 
 def evaluation_table(e: Experiment, links: Links) -> Table:
@@ -191,10 +191,10 @@ def evaluation_table(e: Experiment, links: Links) -> Table:
     for k, s in e.evaluated.items():
         for opp, block in s.opponents.items():
             for seat in SEATS:
-                st = block[seat]
+                st = block.seats[seat]
                 rows.append([text(str(k)), text(opp), text(SEAT_NAMES[seat]),
                              *([links.number(rate_with_ci(st, out), s.eval_provenance)] for out in OUTCOMES),
-                             text(f"{int(st['games']):,}")])
+                             text(f"{st.games:,}")])
     return Table(["Seed", "Opponent", "Seat", "Win", "Draw", "Loss", "Games"], rows,
                  numeric=frozenset({3, 4, 5, 6}))
 
@@ -219,14 +219,14 @@ def evaluation_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]
     return out
 
 
-def seed_optimal(s: SeedResult) -> tuple[float, list[float] | None, int | None] | None:
+def seed_optimal(s: SeedResult) -> tuple[float, Interval | None, int | None] | None:
     """One seed's optimal-move rate, its Wilson interval and the number of positions judged."""
-    ev = s.evaluation or {}
-    rate = finite(ev.get("optimal_move_rate"))
-    if rate is None:
+    ev = s.evaluation
+    rate = finite(ev.optimal_move_rate) if ev is not None else None
+    if ev is None or rate is None:
         return None
-    detail = ev.get("optimal_move") or {}
-    return rate, ev.get("optimal_move_rate_ci") or detail.get("ci"), detail.get("n")
+    detail = ev.optimal_move or CountedRate()
+    return rate, ev.optimal_move_rate_ci or detail.ci, detail.n
 
 
 def optimal_seed_blocks(e: Experiment, links: Links) -> list[Block]:
@@ -242,14 +242,15 @@ def optimal_seed_blocks(e: Experiment, links: Links) -> list[Block]:
 
 def _exact_item(k: int, s: SeedResult, links: Links) -> Inline | None:
     """One seed's exact loss against perfect per seat, or why it was not measured; None where not computed."""
-    ex = (s.evaluation or {}).get("exact_vs_perfect")
-    if not isinstance(ex, dict):
+    ex = s.evaluation.exact_vs_perfect if s.evaluation is not None else None
+    if ex is None:
         return None
-    if ex.get("flawless") is None:
-        return [Span(f"seed {k}: not measured ({ex.get('not_measured') or 'no reason given'})")]
-    n = int(ex.get("value_losing_moves") or 0)
-    return [Span(f"seed {k}: "), links.number(pct((ex.get("as_first") or {}).get("loss")), s.eval_provenance),
-            Span(" as first, "), links.number(pct((ex.get("as_second") or {}).get("loss")), s.eval_provenance),
+    if ex.flawless is None:
+        return [Span(f"seed {k}: not measured ({ex.not_measured or 'no reason given'})")]
+    n = ex.value_losing_moves or 0
+    first, second = (seat.loss if seat is not None else None for seat in (ex.as_first, ex.as_second))
+    return [Span(f"seed {k}: "), links.number(pct(first), s.eval_provenance),
+            Span(" as first, "), links.number(pct(second), s.eval_provenance),
             Span(f" as second; {n} value-losing move{'s' if n != 1 else ''} at reachable positions")]
 
 
@@ -259,22 +260,32 @@ def exact_loss_blocks(e: Experiment, links: Links) -> list[Block]:
     items = [item for k, s in e.evaluated.items() if (item := _exact_item(k, s, links)) is not None]
     if not items:
         return []
-    agg = (e.across_seeds or {}).get("exact_vs_perfect") or {}
-    count = (f"; {agg['flawless_seeds']} of {agg['measured_seeds']} measured seed(s) never lose in either seat"
-             if "flawless_seeds" in agg and "measured_seeds" in agg else "")
+    agg = e.across_seeds.exact_vs_perfect if e.across_seeds is not None else None
+    count = (f"; {agg.flawless_seeds} of {agg.measured_seeds} measured seed(s) never lose in either seat"
+             if agg is not None and agg.flawless_seeds is not None and agg.measured_seeds is not None else "")
     return [Paragraph(text("Exact probability of losing to perfect (which draws uniformly among its optimal moves) "
                            "per seat, from the whole game tree walked rather than from sampled games" + count + ":")),
             Bullets(items)]
 
 
-def _phase_row(label: str, by_phase: dict[str, Any], names: list[str], s: SeedResult, links: Links) -> list[Inline]:
+def _phase_row(label: str, by_phase: dict[str, CountedRate], names: list[str], s: SeedResult,
+               links: Links) -> list[Inline]:
     cells: list[Inline] = [text(label)]
     for name in names:
-        r = by_phase.get(name) or {}
-        rate = finite(r.get("rate"))
-        cells.append(text("not judged: no opening book" if r.get("unjudged") else "n/a") if rate is None else
-                     [links.number(with_ci(rate, r.get("ci")), s.eval_provenance), Span(f" ({r.get('n', 0):,})")])
+        r = by_phase.get(name) or CountedRate()
+        rate = finite(r.rate)
+        cells.append(text("not judged: no opening book" if r.unjudged else "n/a") if rate is None else
+                     [links.number(with_ci(rate, r.ci), s.eval_provenance), Span(f" ({r.n or 0:,})")])
     return cells
+
+
+def _phases(s: SeedResult) -> list[tuple[str, dict[str, CountedRate] | None]]:
+    """A seed's optimal-move rates by phase, and its network's alone where it searches."""
+    ev = s.evaluation
+    if ev is None:
+        return []
+    return [("", ev.optimal_move_by_phase),
+            (", network alone", ev.network_alone.optimal_move_by_phase if ev.network_alone is not None else None)]
 
 
 def phase_blocks(e: Experiment, links: Links) -> list[Block]:
@@ -282,16 +293,14 @@ def phase_blocks(e: Experiment, links: Links) -> list[Block]:
     beside a searching agent."""
     rows, names, plies = [], [], {}
     for k, s in e.evaluated.items():
-        ev = s.evaluation or {}
-        for label, by_phase in ((f"seed {k}", ev.get("optimal_move_by_phase")),
-                                (f"seed {k}, network alone", (ev.get("network_alone") or {}).get("optimal_move_by_phase"))):
+        for who, by_phase in _phases(s):
             if not by_phase:
                 continue
             for name, r in by_phase.items():
                 if name not in names:
                     names.append(name)
-                    plies[name] = r.get("plies")
-            rows.append(_phase_row(label, by_phase, names, s, links))
+                    plies[name] = r.plies
+            rows.append(_phase_row(f"seed {k}{who}", by_phase, names, s, links))
     if not rows:
         return []
     header = ["Agent"] + [f"{n} (plies {plies[n][0]}-{plies[n][1]})" if plies.get(n) else n for n in names]
@@ -300,31 +309,31 @@ def phase_blocks(e: Experiment, links: Links) -> list[Block]:
             Table(header, rows, numeric=frozenset(range(1, len(header))))]
 
 
-def _uci_system000_rows(k: int, s: SeedResult, links: Links) -> list[list[Inline]]:
+def _uci_system000_rows(k: int, s: SeedResult, uci: UCIReading, links: Links) -> list[list[Inline]]:
     return [[text(str(k)), text(f"{label} positions"),
              *([links.number(rate_with_ci(st, o), s.eval_provenance)] for o in OUTCOMES),
-             text(f"{int(st['games']):,}")] for label, st in s.uci["seed000"].items()]
+             text(f"{st.games:,}")] for label, st in (uci.seed000 or {}).items()]
 
 
-def _uci_full_rows(k: int, s: SeedResult, links: Links) -> list[list[Inline]]:
+def _uci_full_rows(k: int, s: SeedResult, uci: UCIReading, links: Links) -> list[list[Inline]]:
     return [[text(str(k)), text(f"{label} positions"), text(SEAT_NAMES[seat]),
-             *([links.number(rate_with_ci(block[seat], o), s.eval_provenance)] for o in OUTCOMES),
-             text(f"{int(block[seat]['games']):,}")]
-            for label, block in s.uci["full"].items() for seat in SEATS]
+             *([links.number(rate_with_ci(block.seats[seat], o), s.eval_provenance)] for o in OUTCOMES),
+             text(f"{block.seats[seat].games:,}")]
+            for label, block in (uci.full or {}).items() for seat in SEATS]
 
 
 def uci_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
     """Connect 4 from the UCI start positions: reference system 000's protocol and the full protocol, per seed."""
-    seeds = {k: s for k, s in e.evaluated.items() if s.uci}
+    seeds = {k: (s, s.uci) for k, s in e.evaluated.items() if s.uci is not None and (s.uci.seed000 or s.uci.full)}
     if not seeds:
         return []
     out: list[Block] = [Heading(3, "UCI start positions")]
-    rows = [r for k, s in seeds.items() if s.uci.get("seed000") for r in _uci_system000_rows(k, s, links)]
+    rows = [r for k, (s, uci) in seeds.items() if uci.seed000 for r in _uci_system000_rows(k, s, uci, links)]
     if rows:
         out += [Paragraph(text("Reference system 000's protocol: our agent moves first (X to move) from a fresh random "
                                "UCI position of each label, against random.")),
                 Table(["Seed", "Label", "Win", "Draw", "Loss", "Games"], rows, numeric=frozenset({2, 3, 4, 5}))]
-    rows = [r for k, s in seeds.items() if s.uci.get("full") for r in _uci_full_rows(k, s, links)]
+    rows = [r for k, (s, uci) in seeds.items() if uci.full for r in _uci_full_rows(k, s, uci, links)]
     if rows:
         out += [Paragraph(text("Full protocol: every position of each label, our agent in each seat, against "
                                "random.")),
@@ -340,25 +349,23 @@ def uci_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
 VALUE_LABELS = ("win", "draw", "loss")
 
 
-def _value_accuracy_row(k: int, va: dict[str, Any], links: Links, prov: dict[str, Any]) -> list[Inline]:
-    def cell(block: dict[str, Any] | None) -> Inline:
-        block = block or {}
-        return [links.number(with_ci(block.get("rate"), block.get("ci")), prov)]
+def _value_accuracy_row(k: int, va: ValueAccuracy, links: Links, prov: dict[str, Any]) -> list[Inline]:
+    def cell(block: CountedRate | None) -> Inline:
+        block = block or CountedRate()
+        return [links.number(with_ci(block.rate, block.ci), prov)]
 
-    fitted = va.get("fitted") or {}
-    per_label = va.get("per_label") or {}
-    return [text(str(k)), cell(va.get("accuracy")), *(cell(per_label.get(lab)) for lab in VALUE_LABELS),
-            text(pct(va.get("balanced_accuracy"))), text(pct(va.get("majority_baseline"))),
-            text(pct(fitted.get("accuracy")) if fitted else "-"), text(f"{int(va.get('positions') or 0):,}")]
+    return [text(str(k)), cell(va.accuracy), *(cell(va.per_label.get(lab)) for lab in VALUE_LABELS),
+            text(pct(va.balanced_accuracy)), text(pct(va.majority_baseline)),
+            text(pct(va.fitted.accuracy) if va.fitted is not None else "-"), text(f"{va.positions or 0:,}")]
 
 
 def value_accuracy_blocks(e: Experiment, links: Links) -> list[Block]:
     """Connect 4 agents with a value: win/draw/loss read from it on every UCI label, per seed (issue 9)."""
-    seeds = {k: (s.evaluation or {}).get("value_accuracy") for k, s in e.evaluated.items()}
-    seeds = {k: va for k, va in seeds.items() if isinstance(va, dict)}
+    seeds = {k: s.evaluation.value_accuracy for k, s in e.evaluated.items() if s.evaluation is not None}
+    seeds = {k: va for k, va in seeds.items() if va is not None}
     if not seeds:
         return []
-    cuts = next(iter(seeds.values())).get("thresholds") or []
+    cuts = next(iter(seeds.values())).thresholds
     cut = f"win above {cuts[1]:.3g}, loss below {cuts[0]:.3g}, draw between" if len(cuts) == 2 else "thresholds"
     rows = [_value_accuracy_row(k, va, links, e.seeds[k].eval_provenance) for k, va in seeds.items()]
     return [Heading(3, "Value accuracy on the UCI labels"),
@@ -386,16 +393,16 @@ class OptimalRate:
     """An experiment's headline optimal-move rate: IQM over seeds, or the single evaluated seed's rate."""
 
     rate: float
-    ci: list[float] | None
+    ci: Interval | None
     basis: str
     shown: Inline
 
 
 def optimal_rate(e: Experiment, links: Links) -> OptimalRate | None:
-    across = (e.across_seeds or {}).get("optimal_move_rate")
-    if across is not None and len(across.get("values") or []) > 1 and finite(across.get("iqm")) is not None:
-        basis = f"IQM of {len(across['values'])} seeds, bootstrap interval"
-        return OptimalRate(float(across["iqm"]), across.get("ci"), basis, text(spread_text(across)))
+    across = e.across_seeds.optimal_move_rate if e.across_seeds is not None else None
+    if across is not None and len(across.values) > 1 and finite(across.iqm) is not None:
+        basis = f"IQM of {len(across.values)} seeds, bootstrap interval"
+        return OptimalRate(float(across.iqm), across.ci, basis, text(spread_text(across)))
     for k, s in e.evaluated.items():
         opt = seed_optimal(s)
         if opt is not None:
@@ -414,10 +421,10 @@ def optimal_points(e: Experiment) -> list[figures.RatePoint]:
         if opt is not None:
             rate, ci, n = opt
             points.append(figures.RatePoint(f"seed {k}" + (f" ({n:,} positions)" if n else ""), rate, interval(ci)))
-    across = (e.across_seeds or {}).get("optimal_move_rate") or {}
-    n_seeds = len(across.get("values") or [])
-    if len(points) > 1 and n_seeds > 1 and finite(across.get("iqm")) is not None:
-        points.append(figures.RatePoint(f"IQM of {n_seeds} seeds", float(across["iqm"]), interval(across.get("ci")),
+    across = e.across_seeds.optimal_move_rate if e.across_seeds is not None else None
+    n_seeds = len(across.values) if across is not None else 0
+    if across is not None and len(points) > 1 and n_seeds > 1 and finite(across.iqm) is not None:
+        points.append(figures.RatePoint(f"IQM of {n_seeds} seeds", float(across.iqm), interval(across.ci),
                                         headline=True))
     return points
 
