@@ -79,7 +79,7 @@ def beating(project: Path, not_number: int | None = None, with_params: bool = Fa
 def test_a_killed_workers_trial_is_failed_and_made_up_and_no_run_stays_running(project):
     """Kill one of two workers mid-trial; the other fails its trial and goes on; then kill the whole command
     mid-trial.  The same command again ends with exactly the requested trials and nothing RUNNING."""
-    args = ("--trials", "3", "--jobs", "2", "--budget", "1000000", "--no-prune", "--seed", "2")  # trials of seconds
+    args = ("--trials", "3", "--jobs", "2", "--budget", "300000", "--no-prune", "--seed", "2")  # trials of seconds
     with open(project / "first.log", "w") as log:
         proc = subprocess.Popen(sweep_cmd(*args), cwd=project, env=env(), stdout=log, stderr=log,
                                 start_new_session=True)
