@@ -7,6 +7,8 @@ Resume identity (kill, resume, curve points, checkpoint periods) is the registry
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -163,6 +165,12 @@ def test_saved_agent_loads_by_kind_and_plays_the_same(tmp_path):
     assert isinstance(loaded, Seed000Agent) and loaded.kind == "seed000_afterstate"
     states = np.stack([row(""), row("4"), row("4455")])
     assert np.array_equal(loaded.action_scores_batch(states), agent.action_scores_batch(states))
+    # a fresh process that never imported the learner loads it too (``model:`` specs, the web page, MLflow)
+    script = ("import sys; from boardrl.agents.learned import load_agent; from boardrl.games import make_game; "
+              "print(type(load_agent(make_game('connect4'), None, sys.argv[1])).__name__)")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m")], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "Seed000Agent", out.stderr[-2000:]
 
 
 def test_errors_are_one_line(tmp_path):

@@ -379,6 +379,7 @@ LOADERS: dict[str, Callable[[Game, dict, Path], Agent]] = {
     "seed004_q": _lazy("boardrl.learn.seed004_q", "Seed004QAgent"),
     "dots_table": _lazy("boardrl.agents.dots_table", "DotsTableAgent"),
     "afterstate_network": _lazy("boardrl.learn.afterstate", "AfterstateAgent"),
+    "seed000_afterstate": _lazy("boardrl.learn.seed000_afterstate", "Seed000Agent"),
     "alphazero": _lazy("boardrl.agents.alphazero", "AlphaZeroAgent"),
 }
 

@@ -50,9 +50,8 @@ The agent (``Seed000Agent``, saved as kind ``seed000_afterstate``): as X it play
 (the ladders alternate seats) it plays the afterstate of least value for X, the same V read from O's side.  The
 seed's agent never plays O and this network is never trained from O's seat, so second-seat results measure
 generalisation only.  ``value_batch`` (the value accuracy on the UCI labels) is the greedy afterstate value for
-the player to move.  The loader is registered in ``agents.learned.LOADERS`` when this module is imported (every
-stage that plays the model imports it first through ``pin_stage_threads``); registering it in agents/learned.py's
-table itself would change a file every experiment imports, so every experiment would rerun.
+the player to move.  ``agents.learned.LOADERS`` names this module for the kind, so any process loads the model
+(``model:`` specs, the web page, MLflow's pyfunc) without importing the learner first.
 
 Throughput (one thread, the project's 2-core machine with the other core busy): about 30 ms an environment step
 (a forward pass on the up to 224 next afterstates of the minibatch, and a training step on 32); an episode is 6
@@ -72,7 +71,6 @@ import torch
 from boardrl.agents.base import Agent
 from boardrl.agents.learned import (
     AGENT_FILE,
-    LOADERS,
     ModelError,
     model_info,
     write_agent_info,
@@ -234,8 +232,6 @@ class Seed000Agent(Agent):
         load_weights(network, model_dir / WEIGHTS_FILE)
         return cls(game, network, config, name=info["agent"], meta=info.get("meta"))
 
-
-LOADERS.setdefault(KIND, Seed000Agent.load)
 
 
 # ---------------------------------------------------------------------------------------------- the learner

@@ -31,7 +31,7 @@ Kind = Literal["tabular", "neural", "alphazero", "baseline"]
 LEARNER_KINDS: dict[str, Kind] = {
     "tabular_q": "tabular", "qt": "tabular", "dots_table": "tabular", "seed004_q": "tabular",
     "dqn": "neural", "td0": "neural", "td_lambda": "neural", "qnet": "neural", "dqn_lambda": "neural",
-    "alphazero": "alphazero",
+    "seed000_afterstate": "neural", "alphazero": "alphazero",
 }
 
 #: Our best experiment of each kind on each game (the "best" column of the reference systems' tables).
@@ -80,6 +80,15 @@ class ReferenceNumber:
         return self.measure or _DEFAULT_MEASURE.get(self.metric)
 
 
+#: Exp 04: the system as published (its two bugs fixed), then ours on the same protocol.
+_S000_UCI = ("connect4_seed000_uci", "connect4_seed000_dqn_uci")
+_S000_UCI_REASON = ("connect4_seed000_uci is the system as published, its two bugs fixed (learn/seed000_afterstate.py); "
+                    "the default profile trains a tenth of its 15,000 episodes, the full profile all of them. "
+                    "connect4_seed000_dqn_uci is ours: Double DQN with a target network, Adam, Huber loss, batches of "
+                    "128 every 64 steps, replay 100,000, epsilon over 100,000 steps, gamma 0.9, mirror images, a Q "
+                    "value per move instead of a value per afterstate, and its own budget in steps")
+
+
 def _s000() -> list[ReferenceNumber]:
     src = "SEEDS.md seed 000, Reported results"
     trace = "Q-value trace at s0 (X on 3 and 5, O on 7 and 8, X to move); converged = within 0.05 of +-1 to the end"
@@ -103,7 +112,7 @@ def _s000() -> list[ReferenceNumber]:
         out.append(ReferenceNumber("000", "connect4", "approximate Q-learning (conv net) vs Random", "neural",
                                    "15,000 episodes", uci, "random", "as_first", "uci_win", fig,
                                    f"{src}, exp 04 ({label} positions)", value=v, uci_label=label,
-                                   reproduction=("connect4_seed000_dqn_uci",)))
+                                   reproduction=_S000_UCI, reason=_S000_UCI_REASON))
     return out
 
 
@@ -357,6 +366,11 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "instead of the system's 0.99: against a random opponent a shorter horizon prefers the quicker win, "
               "leaving random fewer moves in which to stumble on a four. Each sampled transition is trained as "
               "itself or its mirror image."),
+    Deviation("000", "learn/seed000_afterstate.py",
+              "Reference system 000's exp 04 as published, with its two bugs fixed: its network was trained on the "
+              "state after the opponent's reply with the target 0.99 V of that same state (no max over moves), but "
+              "queried on afterstates; ours trains V on the afterstate it chose, towards the result at the end and "
+              "else 0.99 times the best afterstate value of the next position. No target network, as in its code."),
     Deviation("001", "learn/tabular_q.py",
               "Reference system 001 rewarded only the result (+-1 through tanh). With reward: margin our tabular "
               "learner is paid the final score margin instead, so its values are the margins the Dots and Boxes "
