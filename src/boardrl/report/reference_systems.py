@@ -116,8 +116,9 @@ def _s000() -> list[ReferenceNumber]:
     return out
 
 
-_S001_REASON = ("the assignment does not say what its % measures, how many games or which seats, nor its "
-                "learning rate (ours 0.1); on 2x2 draws are possible, so W+D may be what it printed")
+_S001_REASON = ("the assignment does not say what its % measures, how many games or which seats, nor the table "
+                "run's learning rate, discount or exploration (ours: alpha 0.1, and its network run's gamma 0.6 and "
+                "epsilon 0.05); on 2x2 draws are possible, so W+D may be what it printed")
 _S001_2X2 = ("dots_and_boxes_2x2_seed001_100", "dots_and_boxes_2x2_seed001_1k", "dots_and_boxes_2x2_seed001_10k")
 _S001_3X3 = ("dots_and_boxes_3x3_seed001",)
 
@@ -385,7 +386,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "Reference system 002's MaxMin depth 4 is called maxmin, not \"perfect\": it is a 5-ply heuristic "
               "search. Our perfect player is backed by an exact referee."),
     Deviation("001", "learn/dots_table.py",
-              "Reference system 001 gives a learning rate only for its network (1e-6); the Q-table uses alpha 0.1. "
+              "Reference system 001 gives a learning rate, discount and exploration only for its network (1e-6, "
+              "0.6, 0.05); its table run states none, so the Q-table's are our choice: alpha 0.1, and the network "
+              "run's gamma 0.6 and epsilon 0.05. "
               "Its tables are keyed by the edge set alone, as the system's walls tensor is, so the +5 win bonus "
               "(which depends on the scores) is aliased across positions with different scores; we keep that, as the "
               "system did."),
