@@ -19,3 +19,17 @@ def reachable_states(game) -> list:
                 seen.add(t)
                 todo.append(t)
     return sorted(seen)
+
+
+#: The suite-wide settings of tests/conftest.py, which a test that clears the environment keeps.
+SUITE_SETTINGS = ("BOARDRL_TORCH_THREADS", "BOARDRL_TRACKING_SERVICE")
+
+
+def clear_tracking_env(monkeypatch) -> None:
+    """Drop every ``MLFLOW_*`` and ``BOARDRL_*`` setting but the suite's own (``SUITE_SETTINGS``), so a test's
+    stages find their project from its root alone and still write MLflow in the test process, not through a
+    tracking service of their own (a process importing MLflow for each test)."""
+    import os
+
+    for k in [k for k in os.environ if k.startswith(("MLFLOW_", "BOARDRL_")) and k not in SUITE_SETTINGS]:
+        monkeypatch.delenv(k)

@@ -10,7 +10,6 @@ snapshots must equal the one measured in training, row for row.  The stage funct
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from boardrl.experiments.snapshots import INDEX, SnapshotSaver, read_index, snap
 from boardrl.games import make_game
 from boardrl.learn import learner_class, learner_names, make_learner
 from boardrl.tracking import curve as curves
+from helpers import clear_tracking_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 5
@@ -78,8 +78,7 @@ def params_with(**experiment) -> dict:
 def project(tmp_path, monkeypatch):
     """A throw-away project root with its own MLflow store (the stages configure it from the root)."""
     monkeypatch.chdir(tmp_path)
-    for k in [k for k in os.environ if k.startswith(("MLFLOW_", "BOARDRL_"))]:
-        monkeypatch.delenv(k)
+    clear_tracking_env(monkeypatch)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "unset")
     yield tmp_path
     import mlflow

@@ -27,6 +27,7 @@ from boardrl.config import parse_params
 from boardrl.errors import BoardRLError
 from boardrl.paths import ExperimentPaths
 from boardrl.experiments.publish import Publication, PublishError, publish_all, recover
+from helpers import clear_tracking_env
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTHING = "nothing was published: the previous outputs are in place"
@@ -211,8 +212,7 @@ def params_with(alpha: float = 0.1, games: int = 20) -> dict:
 def project(tmp_path, monkeypatch):
     """A throw-away project root with its own MLflow store (the stages configure it from the root)."""
     monkeypatch.chdir(tmp_path)
-    for k in [k for k in os.environ if k.startswith(("MLFLOW_", "BOARDRL_"))]:
-        monkeypatch.delenv(k)
+    clear_tracking_env(monkeypatch)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "unset")
     yield tmp_path
     import mlflow

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from boardrl.errors import BoardRLError
 from boardrl.games import make_game
 from boardrl.learn import LearnError, make_learner
 from boardrl.learn.core.base import Learner
+from helpers import clear_tracking_env
 
 TTT = make_game("tictactoe")
 S0_MOVES = "3758"  # seed 000 exp 01/02: X on cells 3 and 5, O on 7 and 8, X to move
@@ -142,8 +142,7 @@ def test_train_stage_writes_the_trace_beside_the_summary(tmp_path, monkeypatch):
     data["train"]["eval_games"] = 2
     data["sweeps"] = {}
     monkeypatch.chdir(tmp_path)  # a stray ./mlruns would appear here
-    for k in [k for k in os.environ if k.startswith(("MLFLOW_", "BOARDRL_"))]:
-        monkeypatch.delenv(k)
+    clear_tracking_env(monkeypatch)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "unset")  # configure() points it at tmp_path; restored afterwards
     try:
         trained = run_train(parse_params(data).spec("t01"), tmp_path, progress=False)
