@@ -70,7 +70,7 @@ class Kind:
 KINDS: tuple[Kind, ...] = (
     Kind("tabular", "Tabular", frozenset({"tabular_q", "qt", "dots_table", "seed004_q"})),
     Kind("dqn", "DQN", frozenset({"dqn"})),
-    Kind("value", "Value learners", frozenset({"td0", "td_lambda", "qnet", "dqn_lambda"})),
+    Kind("value", "Value learners", frozenset({"td0", "td_lambda", "qnet", "dqn_lambda", "seed000_afterstate"})),
     Kind("alphazero", "AlphaZero", frozenset({"alphazero"})),
 )
 #: The reference systems' kinds (``reference_systems.Kind``) shown in the reference column, in its order.
