@@ -184,18 +184,21 @@ def test_evaluate_stage_block_metrics_and_headline():
 def test_report_shows_each_seeds_exact_loss():
     from boardrl.report.links import Links
     from boardrl.report.markdown import render
+    from boardrl.report.evaluation import AcrossReading, SeedReading
     from boardrl.report.results import Experiment, SeedResult
     from boardrl.report.sections import exact_loss_blocks
 
     blocks = {0: exact_vs_perfect(GAME, FirstOptimal(GAME)), 1: exact_vs_perfect(GAME, EdgeAgainstCorner(GAME)),
               2: exact_vs_perfect(GAME, RandomTies(GAME))}
-    seeds = {k: SeedResult(evaluation=_results(b)) for k, b in blocks.items()}
-    e = Experiment("x", "tictactoe", "td0", "default", "games", 1, seeds,
-                   across_seeds={"exact_vs_perfect": exact_spread(list(blocks.values()), 0)})
+    seeds = {k: SeedResult(evaluation=SeedReading.model_validate(_results(b))) for k, b in blocks.items()}
+    across = AcrossReading.model_validate({"seeds": list(blocks), "opponents": {},
+                                           "exact_vs_perfect": exact_spread(list(blocks.values()), 0)})
+    e = Experiment("x", "tictactoe", "td0", "default", "games", 1, seeds, across_seeds=across)
     md = render(exact_loss_blocks(e, Links()))
     assert "1 of 2 measured seed(s) never lose" in md
     assert "seed 0: 0.0% as first, 0.0% as second; 0 value-losing moves" in md
     assert "seed 1: 0.0% as first, 11.1% as second; 1 value-losing move at" in md
     assert "seed 2: not measured (exact loss: randomties is not deterministic" in md
-    other = Experiment("y", "connect4", "dqn", "default", "steps", 1, {0: SeedResult(evaluation=_results(None))})
+    other = Experiment("y", "connect4", "dqn", "default", "steps", 1,
+                       {0: SeedResult(evaluation=SeedReading.model_validate(_results(None)))})
     assert exact_loss_blocks(other, Links()) == []

@@ -157,12 +157,13 @@ def test_the_uci_setting_is_backward_compatible_and_turns_it_off(tmp_path):
 def test_the_report_shows_each_seed_with_a_value(table):
     from boardrl.report.document import Table
     from boardrl.report.links import Links
+    from boardrl.report.evaluation import SeedReading
     from boardrl.report.results import Experiment, SeedResult
     from boardrl.report.sections import value_accuracy_blocks
 
     block = va.value_accuracy(ConstantValue(0.0), table, fit=False).to_dict()
-    seeds = {1: SeedResult(evaluation={"opponents": {}, "value_accuracy": block}),
-             2: SeedResult(evaluation={"opponents": {}}),  # an agent without a value: no row
+    seeds = {1: SeedResult(evaluation=SeedReading.model_validate({"opponents": {}, "value_accuracy": block})),
+             2: SeedResult(evaluation=SeedReading.model_validate({"opponents": {}})),  # without a value: no row
              3: SeedResult()}  # not evaluated
     e = Experiment("c4_dqn", "connect4", "dqn", "default", "games", 10, seeds)
     (table_block,) = [b for b in value_accuracy_blocks(e, Links()) if isinstance(b, Table)]

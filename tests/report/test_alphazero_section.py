@@ -13,6 +13,7 @@ from boardrl.report.alphazero_section import (EXPECTED, TITLE, Settings, alphaze
                                               settings, target_items)
 from boardrl.report.comparison import Notes, best_cell, reproduction_cell
 from boardrl.report.document import Table
+from boardrl.report.evaluation import SeedReading
 from boardrl.report.links import Links
 from boardrl.report.reference_systems import BEST, LEARNER_KINDS, REFERENCE_NUMBERS
 from boardrl.report.results import Experiment, SeedResult
@@ -57,7 +58,8 @@ def experiment(exp_id: str, game: str, block: dict[str, Any] | None, profile: st
     summary = {**provenance("train", exp_id, game, 0, budget=4096, profile=profile), "learner": "alphazero",
                "seconds": seconds}
     return Experiment(id=exp_id, game=game, learner="alphazero", profile=profile, unit="games", budget=4096,
-                      seeds={0: SeedResult(summary=summary, evaluation=block)})
+                      seeds={0: SeedResult(summary=summary, evaluation=None if block is None else
+                                           SeedReading.model_validate(block))})
 
 
 def verdicts(e: Experiment) -> list[str]:

@@ -19,6 +19,7 @@ import pytest
 from boardrl.evaluate.stats import SeatStats
 from boardrl.report import headline, load_results, markdown
 from boardrl.report.reference_systems import LEARNER_KINDS
+from boardrl.report.evaluation import AcrossReading, SeedReading
 from boardrl.report.results import Experiment, ReportError, SeedResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,8 +134,9 @@ def test_figures_are_pooled_over_seeds_per_seat(table):
 def _experiment(data: dict[str, Any]) -> Experiment:
     """The experiment ``load_results`` would read from ``data`` (without writing it)."""
     return Experiment(id=data["experiment"], game=data["game"], learner=data["learner"], profile="default",
-                      unit="games", budget=10000, across_seeds=data["across_seeds"],
-                      seeds={int(k): SeedResult(evaluation=b) for k, b in data["seeds"].items()})
+                      unit="games", budget=10000, across_seeds=AcrossReading.model_validate(data["across_seeds"]),
+                      seeds={int(k): SeedResult(evaluation=SeedReading.model_validate(b))
+                             for k, b in data["seeds"].items()})
 
 
 def test_a_tie_on_the_opponent_is_broken_by_the_optimal_move_rate():

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,31 +51,14 @@ class ReportError(BoardRLError):
     """Missing or malformed results."""
 
 
-def _seed(block: SeedReading | Mapping[str, Any] | None) -> SeedReading | None:
-    """``block`` as the report's model: a seed's block built by hand (the evaluate stage's tests build it as the
-    stage writes it, a dict) is validated into the model the report reads."""
-    return SeedReading.model_validate(block) if isinstance(block, Mapping) else block
-
-
-def _across(block: AcrossReading | Mapping[str, Any] | None) -> AcrossReading | None:
-    """``block`` as the report's model.  A block built by hand may hold only the aggregate it is about (the
-    evaluate stage's tests build the exact-loss one alone): it names no seeds and no opponents."""
-    if not isinstance(block, Mapping):
-        return block
-    return AcrossReading.model_validate({"seeds": [], "opponents": {}, **block})
-
-
 @dataclass(frozen=True)
 class SeedResult:
     """What the pipeline produced for one training seed of an experiment; any part may be missing."""
 
     curve: pd.DataFrame | None = None
     summary: dict[str, Any] | None = None
-    evaluation: SeedReading | None = None  # this seed's block of results/eval/<id>.json (a dict is validated)
+    evaluation: SeedReading | None = None  # this seed's block of results/eval/<id>.json
     records: dict[str, Path] = field(default_factory=dict)  # learner records: results/train/<id>/seed-<k>/<name>.tsv
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "evaluation", _seed(self.evaluation))
 
     @property
     def opponents(self) -> dict[str, MatchReading]:
@@ -115,9 +97,6 @@ class Experiment:
     seeds: dict[int, SeedResult]
     across_seeds: AcrossReading | None = None  # the eval file's across-seeds summary (IQM, bootstrap interval)
     sources: tuple[str, ...] = field(default=())
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "across_seeds", _across(self.across_seeds))
 
     @property
     def key(self) -> str:
