@@ -45,8 +45,17 @@ def modules() -> dict[str, Path]:
     return out
 
 
-def imports(path: Path, known: dict[str, Path]) -> set[str]:
-    """The ``boardrl`` modules ``path`` imports anywhere in its body (``from x import y``: x, and x.y if a module)."""
+#: Calls whose string argument is a module they import: ``importlib.import_module("boardrl.x")``, ``__import__``
+#: and the lazy model loaders' ``_lazy("boardrl.x", "Class")`` (agents/learned.py).
+IMPORTING_CALLS = {"import_module", "__import__", "_lazy"}
+
+
+def imports(path: Path, known: dict[str, Path], strings: bool = True) -> set[str]:
+    """The ``boardrl`` modules ``path`` imports anywhere in its body (``from x import y``: x, and x.y if a module).
+
+    With ``strings``, a string literal naming a ``boardrl.`` module passed to one of ``IMPORTING_CALLS`` counts
+    too: it imports the module as surely as an import statement, only later.
+    """
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -54,7 +63,21 @@ def imports(path: Path, known: dict[str, Path]) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("boardrl"):
             found |= {node.module} & known.keys()
             found |= {f"{node.module}.{a.name}" for a in node.names} & known.keys()
+        elif strings and isinstance(node, ast.Call) and _callee(node.func) in IMPORTING_CALLS:
+            found |= {m for m in map(_module_literal, node.args) if m in known}
     return found
+
+
+def _callee(func: ast.expr) -> str | None:
+    """The called name: ``f`` of ``f(...)`` and of ``x.f(...)``."""
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _module_literal(node: ast.expr) -> str | None:
+    """The module a call argument names when it is a string literal ``"boardrl...."``, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("boardrl."):
+        return node.value
+    return None
 
 
 def package(module: str) -> str:
@@ -62,9 +85,9 @@ def package(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-def graph() -> dict[str, set[str]]:
+def graph(strings: bool = True) -> dict[str, set[str]]:
     known = modules()
-    return {m: imports(p, known) - {m} for m, p in known.items()}
+    return {m: imports(p, known, strings) - {m} for m, p in known.items()}
 
 
 def test_every_package_has_a_layer():
@@ -84,7 +107,9 @@ def test_no_import_crosses_to_a_sibling_package_of_the_same_layer():
 
 
 def test_no_modules_import_each_other_in_a_circle():
-    g = graph()
+    """Statement imports only: a module named in a string is imported by name precisely to break a circle (the
+    model loaders of agents/learned.py name agent modules that import learned.py's save helpers)."""
+    g = graph(strings=False)
     circles = [c for c in strongly_connected(g) if len(c) > 1]
     assert circles == []
 
@@ -130,6 +155,21 @@ def strongly_connected(g: dict[str, set[str]]) -> list[list[str]]:
             elif child in on_stack:
                 low[node] = min(low[node], index[child])
     return out
+
+
+def test_module_names_in_strings_count_as_imports(tmp_path):
+    """``_lazy("boardrl.learn.x", "Cls")`` or ``import_module("boardrl.learn.x")`` is an import of that module, so
+    a loader table in agents/ cannot name a learner module without failing the upward check."""
+    known = modules()
+    src = tmp_path / "m.py"
+    src.write_text('import importlib\n'
+                   'LOADERS = {"k": _lazy("boardrl.learn.qt", "QTAgent")}\n'
+                   'def f():\n    return importlib.import_module("boardrl.learn.td0")\n'
+                   'NOT_AN_IMPORT = "boardrl.learn.dqn"\n'
+                   'log = logging.getLogger("boardrl.learn.alphazero")\n', encoding="utf-8")
+    assert imports(src, known) == {"boardrl.learn.qt", "boardrl.learn.td0"}
+    assert imports(src, known, strings=False) == set()
+    assert {"boardrl.agents.qt", "boardrl.agents.afterstate"} <= graph()["boardrl.agents.learned"]
 
 
 def test_the_check_finds_a_circle_and_an_upward_import():

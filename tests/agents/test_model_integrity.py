@@ -24,6 +24,7 @@ from disk_faults import full_disk
 from boardrl.agents.dots_table import DotsTableAgent, InitialValues
 from boardrl.agents.learned import GreedyQAgent, ModelError, QTable
 from boardrl.agents.network import NetworkAgent
+from boardrl.agents.seed004_q import Seed004QAgent
 from boardrl.atomic_io import atomic_directory
 from boardrl.cli import app
 from boardrl.config import stage_entry
@@ -31,7 +32,6 @@ from boardrl.games import make_game
 from boardrl.integrity import HASH_FILE, seal_directory
 from boardrl.learn import load_agent
 from boardrl.nn import MLPConfig, build_network
-from boardrl.learn.seed004_q import Seed004QAgent
 
 TTT = make_game("tictactoe")
 DOTS = make_game("dots_and_boxes_2x2")

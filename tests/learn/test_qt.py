@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from boardrl.agents.base import RandomAgent
+from boardrl.agents.qt import QTAgent, greedy_random_ties
 from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.learn import LearnError, learner_params_model, make_learner
@@ -90,10 +91,10 @@ def test_greedy_choice_creates_entries_of_every_legal_action_exploring_does_not(
 def test_greedy_ties_are_uniform_among_the_maxima():
     values = np.array([0.3, NAN, 0.3, -1.0, 0.3, 0.0, 0.0, 0.0, 0.0])
     legal = np.array([True, True, True, True, False, True, True, True, True])
-    picks = {qt.greedy_random_ties(values, legal, u) for u in np.linspace(0, 0.999, 50)}
+    picks = {greedy_random_ties(values, legal, u) for u in np.linspace(0, 0.999, 50)}
     assert picks == {0, 2}  # cell 4 holds 0.3 too but is illegal; NaN reads as 0
     values[:] = NAN
-    assert {qt.greedy_random_ties(values, legal, u) for u in np.linspace(0, 0.999, 80)} == set(np.flatnonzero(legal))
+    assert {greedy_random_ties(values, legal, u) for u in np.linspace(0, 0.999, 80)} == set(np.flatnonzero(legal))
 
 
 # ---------------------------------------------------------------------------------------------- the seed's code
@@ -309,14 +310,14 @@ def test_the_trained_agent_saves_and_loads(tmp_path):
     assert table_dict(loaded.table) == table_dict(agent.table) and loaded.meta["params"]["regime"] == "snapshots"
     rows = np.array([TTT.initial_state(), TTT.replay("5"), TTT.replay("51")], dtype=np.int64)
     # the loaded model keeps the seed's random tie-break: the same generator gives the same moves
-    assert isinstance(loaded, qt.QTAgent) and loaded.kind == "qt_table"
+    assert isinstance(loaded, QTAgent) and loaded.kind == "qt_table"
     assert np.array_equal(loaded.act_batch(rows, np.random.default_rng(0)),
                           agent.act_batch(rows, np.random.default_rng(0)))
 
 
 def test_seed_tie_rule_agent_plays_a_best_legal_move(tmp_path):
     agent = train({"games": 2_000}, tmp_path)
-    seeded = qt.QTAgent(TTT, agent.table, "qt")
+    seeded = QTAgent(TTT, agent.table, "qt")
     states = [TTT.replay(m) for m in ["", "5", "51", "519", "5193"]]
     rng = np.random.default_rng(0)
     for s in states:

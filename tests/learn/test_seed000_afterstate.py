@@ -16,18 +16,12 @@ import pytest
 import torch
 
 from boardrl.agents import make_agent
+from boardrl.agents.seed000_afterstate import SHAPE, Seed000Agent, seed000_planes
 from boardrl.data import uci_download, uci_table
 from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.learn import LearnError, learner_params_model, load_agent, make_learner
-from boardrl.learn.seed000_afterstate import (
-    SHAPE,
-    Seed000Agent,
-    afterstate_targets,
-    keras_init,
-    resolve_network,
-    seed000_planes,
-)
+from boardrl.learn.seed000_afterstate import afterstate_targets, keras_init, resolve_network
 from boardrl.nn import build_network
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,15 +10,14 @@ import pytest
 
 from boardrl.agents import make_agent
 from boardrl.agents.conniption import ConniptionAI
-from boardrl.agents.learned import load_agent
+from boardrl.agents.learned import QTable, load_agent
+from boardrl.agents.seed004_q import Seed004QAgent, greedy_action
 from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.games.conniption import FLIP, NONE, Conniption
 from boardrl.learn import LearnError, make_learner
 from boardrl.learn.core.base import MANIFEST
-from boardrl.learn.seed004_q import (
-    QTable, Seed004QAgent, Seed004QParams, derived_games, epsilon, greedy_action, none_bonus,
-)
+from boardrl.learn.seed004_q import Seed004QParams, derived_games, epsilon, none_bonus
 
 GAME = Conniption(seed_draw_rule=True)
 EMPTY = GAME.initial_state()

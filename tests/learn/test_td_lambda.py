@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from boardrl.agents.afterstate import AfterstateAgent, afterstate_scores
 from boardrl.games import make_game
 from boardrl.learn import learner_class
-from boardrl.learn.afterstate import AfterstateAgent, afterstate_scores
 from boardrl.learn.lambda_returns import EpisodeBuffer, lambda_returns
 from boardrl.learn.value_selfplay import symmetric_episodes
 

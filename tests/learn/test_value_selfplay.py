@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from boardrl.agents import make_agent
+from boardrl.agents.afterstate import AfterstateAgent
 from boardrl.agents.network import NetworkAgent
 from boardrl.evaluate.match import play_match
 from boardrl.games import make_game
 from boardrl.learn import learner_class
-from boardrl.learn.afterstate import AfterstateAgent
 from boardrl.learn.core.base import LearnError
 
 TTT = make_game("tictactoe")

@@ -363,7 +363,7 @@ class GreedyQAgent(Agent):
 
 
 def _lazy(module: str, cls: str) -> Callable[[Game, dict, Path], Agent]:
-    """``module.cls.load``, imported on first use (torch and each learner load only when a model needs them)."""
+    """``module.cls.load``, imported on first use (torch and each agent module load only when a model needs them)."""
     def load(game: Game, info: dict, model_dir: Path) -> Agent:
         import importlib
 
@@ -371,15 +371,16 @@ def _lazy(module: str, cls: str) -> Callable[[Game, dict, Path], Agent]:
     return load
 
 
-#: How each saved ``kind`` is loaded; a learner with an agent of its own registers it here.
+#: How each saved ``kind`` is loaded; a learner with an agent of its own registers it here (modules of agents/ only:
+#: agents never import learn, tests/test_layers.py counts these strings as imports).
 LOADERS: dict[str, Callable[[Game, dict, Path], Agent]] = {
     "q_table": GreedyQAgent.load,
     "network": _lazy("boardrl.agents.network", "NetworkAgent"),
-    "qt_table": _lazy("boardrl.learn.qt", "QTAgent"),
-    "seed004_q": _lazy("boardrl.learn.seed004_q", "Seed004QAgent"),
+    "qt_table": _lazy("boardrl.agents.qt", "QTAgent"),
+    "seed004_q": _lazy("boardrl.agents.seed004_q", "Seed004QAgent"),
     "dots_table": _lazy("boardrl.agents.dots_table", "DotsTableAgent"),
-    "afterstate_network": _lazy("boardrl.learn.afterstate", "AfterstateAgent"),
-    "seed000_afterstate": _lazy("boardrl.learn.seed000_afterstate", "Seed000Agent"),
+    "afterstate_network": _lazy("boardrl.agents.afterstate", "AfterstateAgent"),
+    "seed000_afterstate": _lazy("boardrl.agents.seed000_afterstate", "Seed000Agent"),
     "alphazero": _lazy("boardrl.agents.alphazero", "AlphaZeroAgent"),
 }
 

@@ -36,22 +36,23 @@ it (at most ``parallel_games - 1``), finished games are updated in row order (bi
 segment ends drain the batch.  Snapshot refreshes always fall between games.
 
 The trained agent is the project's saved and loadable ``GreedyQAgent`` over the table (absent entries read as 0),
-which breaks ties to the first action; ``QTAgent`` plays the same table with the seed's random tie-break (for
-in-process comparison; it saves as the same ``q_table`` kind).  The two differ only where legal actions tie,
-i.e. in states the learner rarely or never updated (measured at the seed's budgets: up to 2 points of the loss
-rate vs Random and 4 vs MaxMin, in either direction).
+which breaks ties to the first action; ``QTAgent`` (agents/qt.py, with the tie-break kernel) plays the same
+table with the seed's random tie-break (for in-process comparison; it saves as the same ``q_table`` kind).
+The two differ only where legal actions tie, i.e. in states the learner rarely or never updated (measured at the
+seed's budgets: up to 2 points of the loss rate vs Random and 4 vs MaxMin, in either direction).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from boardrl.agents.base import Agent, RandomAgent
-from boardrl.agents.learned import GreedyQAgent, QTable, table_find, table_find_or_insert
+from boardrl.agents.learned import QTable, table_find, table_find_or_insert
+from boardrl.agents.qt import QTAgent, _nth_legal, greedy_random_ties
 from boardrl.games._kernels import popcount
 from boardrl.games.base import Game
 from boardrl.games.tictactoe import apply, legal_bits, status
@@ -98,33 +99,6 @@ class QTParams(LearnerParams):
 
 
 # ---------------------------------------------------------------------------------------------- kernels
-@njit(cache=True)
-def _nth_legal(legal: np.ndarray, values: np.ndarray, best: float, use_values: bool, u: float) -> int:
-    """Uniform pick (by ``u``) among legal actions, or among legal actions whose value equals ``best``."""
-    k = 0
-    for a in range(legal.shape[0]):
-        if legal[a] and (not use_values or values[a] == best):
-            k += 1
-    r = min(int(u * k), k - 1)
-    for a in range(legal.shape[0]):
-        if legal[a] and (not use_values or values[a] == best):
-            if r == 0:
-                return a
-            r -= 1
-    return -1
-
-
-@njit(cache=True)
-def greedy_random_ties(values: np.ndarray, legal: np.ndarray, u: float) -> int:
-    """argmax over legal actions of ``values`` (NaN = an absent entry = 0), ties uniformly at random by ``u``."""
-    q = np.where(np.isnan(values), 0.0, values)
-    best = -np.inf
-    for a in range(legal.shape[0]):
-        if legal[a] and q[a] > best:
-            best = q[a]
-    return _nth_legal(legal, q, best, True, u)
-
-
 @njit(cache=True)
 def qt_move(keys, used, vals, learning, row, legal, eps, u_explore, u_pick, u_tie) -> tuple[int, int, bool]:
     """One epsilon-greedy move of a QT in state ``row``: (action, slot, state inserted).
@@ -323,27 +297,6 @@ def zero_filled(table: QTable) -> QTable:
     out = table.copy()
     np.nan_to_num(out.vals, copy=False, nan=0.0)
     return out
-
-
-class QTAgent(GreedyQAgent):
-    """Greedy over a QT table with the seed's random tie-break (``np.random.choice`` among the maxima).
-
-    Saved as kind ``qt_table`` (agents/learned.py LOADERS), so a loaded model keeps the seed's random ties: the
-    seed evaluated its QT with them, and ties are common in a table that starts at 0.
-    """
-
-    kind = "qt_table"
-
-    def act(self, state: Any, rng: np.random.Generator) -> int:
-        return int(self.act_batch(np.asarray([state], dtype=np.int64), rng)[0])
-
-    def act_batch(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        states = np.ascontiguousarray(states, dtype=np.int64)
-        q = self.table.q_values(states)
-        legal = self.game.legal_mask_batch(states)
-        u = rng.random(states.shape[0])
-        return np.array([greedy_random_ties(q[i], legal[i], u[i]) for i in range(states.shape[0])],
-                        dtype=np.int64)
 
 
 # ---------------------------------------------------------------------------------------------- the loop

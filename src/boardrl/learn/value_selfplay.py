@@ -3,7 +3,7 @@
 SEEDS.md "Seed 003", Algorithms: every learner plays epsilon-greedy self-play (epsilon 0.1), keeps a 10k
 replay memory, trains with SGD on batches of 32 with MSE, and works in epochs of 100 games.  They differ in
 
-- what the network values: V(afterstate) (td0, td_lambda; ``learn/afterstate.py``) or Q(s, a) (qnet,
+- what the network values: V(afterstate) (td0, td_lambda; ``agents/afterstate.py``) or Q(s, a) (qnet,
   dqn_lambda; a ``NetworkAgent``), both from the side to move (negamax), so one network serves both seats;
 - the target: one step from a **target network** synced each epoch (td0, qnet) or the lambda-return from the
   online network, recomputed for the whole memory each epoch (td_lambda, dqn_lambda; ``learn/lambda_returns.py``);
@@ -37,10 +37,10 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import torch
 
+from boardrl.agents.afterstate import AfterstateAgent, afterstate_scores, value_network_fn
 from boardrl.agents.base import Agent
 from boardrl.agents.network import NetworkAgent, encode_states, greedy_actions
 from boardrl.games.base import Game, random_legal_actions
-from boardrl.learn.afterstate import AfterstateAgent, afterstate_scores, value_network_fn
 from boardrl.learn.core.base import Learner, LearnError, rng_from_json, rng_state_json
 from boardrl.learn.core.device import adam, pick_device, torch_threads
 from boardrl.learn.lambda_returns import EpisodeBuffer
