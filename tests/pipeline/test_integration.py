@@ -459,6 +459,7 @@ def test_curve_settings_rerun_only_the_curve_stages(repo):
         assert stale <= {f"curve@{i}" for i in repo["ids"]} | sweeps | PARAMS_FILE_STAGES, stale
     finally:
         _restore(path, original)
+    lock, shipped = (path / "dvc.lock").read_text(), (path / f"results/curves/{exp_id}/seed-3.tsv").read_bytes()
     _with_params(path, lambda d: d["experiments"][exp_id].update(opponents=[{"agent": "random", "games": 12}]))
     try:
         done = run(dvc("repro"), path)
@@ -468,9 +469,13 @@ def test_curve_settings_rerun_only_the_curve_stages(repo):
         rows = [r.split("\t") for r in (path / f"results/curves/{exp_id}/seed-3.tsv").read_text().splitlines()[1:]]
         assert {(r[1], r[6]) for r in rows if r[2] == "combined"} == {("random", "12")}
     finally:
+        # the shipped curve back, for whoever reads the copy next: the old lock and its outputs from DVC's cache
         (path / "params.yaml").write_text(original)
-        again = run(dvc("repro"), path)  # the shipped curve back, for whoever reads the copy next
-        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        (path / "dvc.lock").write_text(lock)
+        back = run(dvc("checkout", "--force"), path)
+        assert back.returncode == 0, back.stdout[-3000:] + back.stderr[-3000:]
+    assert (path / f"results/curves/{exp_id}/seed-3.tsv").read_bytes() == shipped
+    assert not {s for s in _stale(path) if s.startswith(("train@", "curve@", "evaluate@"))}
 
 
 def test_sweep_stage_outputs(repo):

@@ -35,11 +35,11 @@ plays that many games side by side: a game's moves then see the table without th
 it (at most ``parallel_games - 1``), finished games are updated in row order (bit-for-bit reproducible), and
 segment ends drain the batch.  Snapshot refreshes always fall between games.
 
-The trained agent is the project's saved and loadable ``GreedyQAgent`` over the table (absent entries read as 0),
-which breaks ties to the first action; ``QTAgent`` (agents/qt.py, with the tie-break kernel) plays the same
-table with the seed's random tie-break (for in-process comparison; it saves as the same ``q_table`` kind).
-The two differ only where legal actions tie, i.e. in states the learner rarely or never updated (measured at the
-seed's budgets: up to 2 points of the loss rate vs Random and 4 vs MaxMin, in either direction).
+The trained agent is a ``QTAgent`` (agents/qt.py) over the table (absent entries read as 0), saved as kind
+``qt_table``: it keeps the seed's random tie-break, which the seed evaluated its QT with, where the project's
+``GreedyQAgent`` breaks ties to the first action.  The two differ only where legal actions tie, i.e. in states
+the learner rarely or never updated (measured at the seed's budgets: up to 2 points of the loss rate vs Random
+and 4 vs MaxMin, in either direction).
 """
 
 from __future__ import annotations
