@@ -429,3 +429,30 @@ def test_a_damaged_dvc_lock_without_a_good_copy_is_only_set_aside(tmp_path, caps
     assert guard_lock(tmp_path) is not None
     assert not (tmp_path / "dvc.lock").exists()
     assert "DVC checks every stage again" in capsys.readouterr().err
+
+
+def test_lock_entries_of_stages_the_pipeline_lost_are_dropped(tmp_path):
+    """A profile that drops experiments starts from the workspace's lock; DVC would keep their entries and rewrite
+    them after every stage.  Only entries of stages the pipeline lacks go; DVC still accepts the lock and finds
+    the kept stage up to date; a second call writes nothing."""
+    from boardrl.experiments.profiles import prune_lock
+
+    (tmp_path / "params.yaml").write_text("items: {a: 1}\n")
+    (tmp_path / "dvc.yaml").write_text("stages:\n  make:\n    foreach: ${items}\n    do:\n"
+                                       "      cmd: echo ${item} > out-${key}\n      outs: ['out-${key}']\n")
+    subprocess.run([str(Path(sys.executable).parent / "dvc"), "init", "--no-scm", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "-q"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    kept = yaml.safe_load((tmp_path / "dvc.lock").read_text())["stages"]["make@a"]
+    lock = yaml.safe_load((tmp_path / "dvc.lock").read_text())
+    lock["stages"]["make@gone"] = {**kept, "cmd": "echo 2 > out-gone"}
+    (tmp_path / "dvc.lock").write_text(yaml.safe_dump(lock, sort_keys=False))
+
+    assert prune_lock(tmp_path) == ["make@gone"]
+    assert yaml.safe_load((tmp_path / "dvc.lock").read_text())["stages"] == {"make@a": kept}
+    status = subprocess.run([str(Path(sys.executable).parent / "dvc"), "status", "--json"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert status.returncode == 0 and json.loads(status.stdout) == {}, status.stdout + status.stderr
+    before = (tmp_path / "dvc.lock").stat().st_mtime_ns
+    assert prune_lock(tmp_path) == [] and (tmp_path / "dvc.lock").stat().st_mtime_ns == before

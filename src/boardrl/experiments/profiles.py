@@ -367,6 +367,35 @@ def guard_lock(directory: Path) -> Path | None:
     return aside
 
 
+def prune_lock(directory: Path) -> list[str]:
+    """Drop ``dvc.lock``'s entries of stages that the pipeline in ``directory`` does not have; the names dropped.
+
+    Why: DVC keeps the entry of a stage that left the pipeline, and after every stage it runs it parses and
+    rewrites the whole lock, round trip in pure Python.  A profile that drops experiments starts from the
+    workspace's lock (every experiment's entries: 146 KB, 0.85 s a stage); pruned to the tiny profile's own
+    stages it costs about 0.2 s.  Written atomically (a kill leaves the old lock or the new one), in DVC's own
+    YAML layout; nothing is written when nothing is stale.
+    """
+    import yaml
+    from dvc.utils.serialize import dumps_yaml, parse_yaml_for_update
+
+    from boardrl.atomic_io import atomic_write_text
+    from boardrl.experiments.parallel_repro import load_graph
+
+    lock = Path(directory) / LOCK
+    if not lock.is_file():
+        return []
+    entries = (yaml.load(lock.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("stages")
+    stale = sorted(set(entries or ()) - set(load_graph(Path(directory)).order))
+    if not stale:
+        return []
+    data = parse_yaml_for_update(lock.read_text(), str(lock))
+    for name in stale:
+        del data["stages"][name]
+    atomic_write_text(lock, dumps_yaml(data))
+    return stale
+
+
 RWLOCK = (".dvc", "tmp", "rwlock")  # DVC's record of which process reads or writes which path, rewritten per stage
 
 
@@ -416,6 +445,7 @@ def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | 
     write_params(root, run.directory, name)
     guard_lock(run.directory)
     guard_rwlock(run.directory)
+    prune_lock(run.directory)
     state = run.directory.joinpath(*RUN_STATE)
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text(json.dumps({"profile": name, "exp_name": run.exp_name}))
