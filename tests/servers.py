@@ -89,4 +89,4 @@ def mlflow_server(directory: Path) -> Iterator[str]:
         wait_for_answer(proc, lambda: urllib.request.urlopen(f"{uri}/health", timeout=5).close(), "mlflow server")
         yield uri
     finally:
-        stop_group(proc)
+        stop_group(proc, grace_s=3)  # its store is thrown away: no need to wait for idle keep-alive clients

@@ -141,6 +141,21 @@ def test_dvc_yaml_params_exist_for_every_experiment(name):
                     node = node[part]
 
 
+@pytest.mark.parametrize("name", ["params.yaml", "dvc.yaml", *(f"profiles/{p}.yaml" for p in PROFILES),
+                                  *(str(p.relative_to(ROOT)) for p in sorted((ROOT / "studies").glob("*.yaml")))])
+def test_shipped_yaml_parses_with_the_c_parser_dvc_uses(name):
+    """DVC reads params.yaml (and dvc.lock) with ruamel's safe loader, which is libyaml's C parser when
+    ruamel.yaml.clib is installed (a dependency here: it parses the lock four times faster).  That parser refuses
+    a ':' inside an unquoted flow-list item such as ``[random, mcts:simulations=200]``, which the Python parsers
+    accept, and every DVC command then stops with "YAML file structure is corrupted"."""
+    from ruamel.yaml import YAML
+
+    parser = YAML(typ="safe")
+    assert parser.Parser.__module__.startswith("ruamel.yaml.clib") or "CParser" in parser.Parser.__name__, \
+        f"ruamel.yaml.clib is not in use ({parser.Parser}): install the project's pipeline dependencies"
+    assert parser.load((ROOT / name).read_text()) == yaml.safe_load((ROOT / name).read_text())
+
+
 def test_dvc_lock_holds_only_stages_of_the_pipeline(shipped):
     """DVC keeps the lock entry of a stage that no longer exists, and parses and rewrites the whole lock after
     every stage it runs (about 2 s a stage at 250 KB), so a removed experiment's entries must go with it."""

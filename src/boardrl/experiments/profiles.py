@@ -436,10 +436,12 @@ def _lock_problem(lock: Path) -> str | None:
 def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | None = None) -> int:
     """Run profile ``name`` (validated before) and save it as a DVC experiment; the exit status of DVC."""
     if name == DEFAULT:
+        _start_tracking(root)
         guard_lock(root)
         guard_rwlock(root)
         return parallel_repro(root)
     run = plan(root, name, workspace, exp_name)
+    _start_tracking(run.directory)
     if not workspace:
         sync_run_dir(root, run.directory)
     write_params(root, run.directory, name)
@@ -465,6 +467,14 @@ def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | 
         if not workspace:
             print(first_look(root, run), file=sys.stderr, flush=True)
     return status
+
+
+def _start_tracking(directory: Path) -> None:
+    """Have the MLflow tracking service of ``directory``'s store start while DVC starts (tracking/service.py)."""
+    from boardrl.tracking.service import start_soon
+    from boardrl.tracking.store import tracking_uri
+
+    start_soon(tracking_uri(directory))
 
 
 def applied_params(root: Path) -> str | None:

@@ -102,10 +102,7 @@ def _connect_or_start(uri: str) -> Connection:
     if conn is not None:
         return conn
     log = path.with_suffix(".log")
-    with open(log, "ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "boardrl.tracking.service", uri, str(path)],
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
-                                close_fds=True)
+    proc = _spawn(uri, path)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         conn = _handshake(path)
@@ -116,6 +113,31 @@ def _connect_or_start(uri: str) -> Connection:
             raise TrackingError(f"the MLflow tracking service did not start (exit {code}): {_tail(log)}")
         time.sleep(0.05)
     raise TrackingError(f"the MLflow tracking service did not answer within {START_TIMEOUT_S:.0f} s; its log: {log}")
+
+
+def _spawn(uri: str, path: Path) -> subprocess.Popen:
+    """Start a service for ``uri`` on socket ``path``, in its own session (a kill of the caller's process group
+    leaves it serving the rerun), its output appended to ``<socket>.log``."""
+    with open(path.with_suffix(".log"), "ab") as out:
+        return subprocess.Popen([sys.executable, "-m", "boardrl.tracking.service", uri, str(path)],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                                close_fds=True)
+
+
+def start_soon(uri: str) -> None:
+    """Start the store's service without waiting for it, unless one answers or the service is off.
+
+    Why: a new service spends 2-4 s importing MLflow (and creating a new store's tables); started by the profile
+    runner, that happens while DVC starts up instead of inside the first stage, which would wait for it.  Two
+    services racing for one store are settled by the service's own lock (the loser exits 0)."""
+    if not enabled():
+        return
+    path = socket_path(uri)
+    conn = _handshake(path)
+    if conn is not None:
+        conn.close()
+        return
+    _spawn(uri, path)
 
 
 def _handshake(path: Path) -> Connection | None:
