@@ -11,7 +11,7 @@ How the choices are made, from the results and the same way on every run:
 
 * **Kinds** (``KINDS``): our learners grouped by how they learn: tabular (``tabular_q``, ``qt``, ``dots_table``,
   ``seed004_q``), DQN (``dqn``: replay and a target network; ``seed001_dqn_cmm``: replay and a
-  frozen opponent), value learners (reference system 003's
+  frozen opponent; ``seed002_dq_pair``: two ``dqn`` players learning against each other), value learners (reference system 003's
   afterstate and lambda-return learners ``td0``, ``td_lambda``, ``qnet``, ``dqn_lambda``, which share
   ``learn/value_selfplay.py``) and AlphaZero.
 * **Strongest opponent** of a game: of every opponent in the evaluation ladders of that game's experiments, the
@@ -70,7 +70,7 @@ class Kind:
 
 KINDS: tuple[Kind, ...] = (
     Kind("tabular", "Tabular", frozenset({"tabular_q", "qt", "dots_table", "seed004_q"})),
-    Kind("dqn", "DQN", frozenset({"dqn", "seed001_dqn_cmm"})),
+    Kind("dqn", "DQN", frozenset({"dqn", "seed001_dqn_cmm", "seed002_dq_pair"})),
     Kind("value", "Value learners", frozenset({"td0", "td_lambda", "qnet", "dqn_lambda", "seed000_afterstate"})),
     Kind("alphazero", "AlphaZero", frozenset({"alphazero"})),
 )

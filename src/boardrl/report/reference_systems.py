@@ -31,7 +31,8 @@ Kind = Literal["tabular", "neural", "alphazero", "baseline"]
 LEARNER_KINDS: dict[str, Kind] = {
     "tabular_q": "tabular", "qt": "tabular", "dots_table": "tabular", "seed004_q": "tabular",
     "dqn": "neural", "td0": "neural", "td_lambda": "neural", "qnet": "neural", "dqn_lambda": "neural",
-    "seed000_afterstate": "neural", "seed001_dqn_cmm": "neural", "alphazero": "alphazero",
+    "seed000_afterstate": "neural", "seed001_dqn_cmm": "neural", "seed002_dq_pair": "neural",
+    "alphazero": "alphazero",
 }
 
 #: Our best experiment of each kind on each game (the "best" column of the reference systems' tables).
@@ -173,9 +174,12 @@ _S002_DQ = ("tictactoe_seed002_dqn_vs_semirandom",)
 _S002_DQ_R = ("tictactoe_seed002_dqn_vs_random",)
 _S002_DQ_SELF = ("tictactoe_seed002_dqn_selfplay",)
 _S002_DQ_MAXMIN = ("tictactoe_seed002_dqn_vs_maxmin",)
+#: Its DQ trained against a second, independently learning DQ (learn/seed002_dq_pair.py).
+_S002_DQ_PAIR = ("tictactoe_seed002_dqn_vs_second_dq",)
 _S002_C4_DQ_SR, _S002_C4_DQ_SELF = ("connect4_seed002_dqn_vs_semirandom",), ("connect4_seed002_dqn_selfplay",)
 #: Reproductions that only the full profile defines: another profile's report says so instead of "not run yet".
-FULL_PROFILE_ONLY = frozenset(_S002_DQ_R + _S002_DQ_SELF + _S002_DQ_MAXMIN + _S002_C4_DQ_SR + _S002_C4_DQ_SELF)
+FULL_PROFILE_ONLY = frozenset(_S002_DQ_R + _S002_DQ_SELF + _S002_DQ_PAIR + _S002_DQ_MAXMIN + _S002_C4_DQ_SR
+                              + _S002_C4_DQ_SELF)
 
 
 def _s002() -> list[ReferenceNumber]:
@@ -200,8 +204,9 @@ def _s002() -> list[ReferenceNumber]:
          "0 / 100 / 0", "1,000"),
         ("DQ, self-play", "neural", "200,000 games", _S002_DQ_SELF, "semirandom", "92.07 / 7.70 / 0.23", "10,000"),
         ("DQ, self-play", "neural", "200,000 games", _S002_DQ_SELF, "maxmin", "0 / 100 / 0", "1,000"),
-        ("DQ, trained vs a second DQ", "neural", "200,000 games", (), "semirandom", "92.43 / 7.42 / 0.15", "10,000"),
-        ("DQ, trained vs a second DQ", "neural", "200,000 games", (), "maxmin", "0 / 100 / 0", "1,000"),
+        ("DQ, trained vs a second DQ", "neural", "200,000 games", _S002_DQ_PAIR, "semirandom", "92.43 / 7.42 / 0.15",
+         "10,000"),
+        ("DQ, trained vs a second DQ", "neural", "200,000 games", _S002_DQ_PAIR, "maxmin", "0 / 100 / 0", "1,000"),
         ("DQ, trained vs MaxMin", "neural", "10,000 games", _S002_DQ_MAXMIN, "semirandom", "38.74 / 29.07 / 32.19",
          "10,000"),
         ("DQ, trained vs MaxMin", "neural", "10,000 games", _S002_DQ_MAXMIN, "maxmin", "0 / 50 / 50", "1,000"),
@@ -435,7 +440,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "The DQ trained against SemiRandom follows the system's loop (one game at a time, one update per game "
               "end, epsilon decaying in updates), but the default profile trains about 18,500 of its 150,000 games; "
               "the full profile trains the system's budget and its other regimes. Its run against a second learning "
-              "DQ is not reproduced: our learner trains one network."),
+              "DQ (full profile) is two of our DQN learners, each with its own network, replay and updates, "
+              "driven game by game on one board (learn/seed002_dq_pair.py); the first one's model is judged."),
     Deviation("003", "learn/td0.py",
               "Reference system 003's TD(0) stops with an error at its first evaluation (it calls a network "
               "attribute that does not exist); ours plays and is judged like every agent."),
