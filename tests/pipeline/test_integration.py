@@ -5,23 +5,21 @@ mechanics, not every experiment, are under test; the tiny profile in the copy lo
 experiments (a second tic-tac-toe tabular Q experiment whose ladder holds the first one's trained model, and a
 Connect 4 one for the UCI protocols); the tiny profile is
 applied the way `make repro PROFILE=tiny` applies it (profiles.py: `dvc exp run -S ...`), in the workspace so
-the outputs can be read.  One copy is built per module (the expensive part, under a minute here); the tests
-then read its outputs, ask DVC for metrics/plots/status, read MLflow through its client and the UI's REST API,
-and finally change params and code to check which stages DVC reruns (the learning curve's settings: only
-curve@<id>).
+the outputs can be read.  One copy is built per module (the expensive part, about a minute here); the tests
+then read its outputs, ask DVC for metrics/plots/status, read MLflow through its client (the UI server over such a
+store: tests/tracking/test_mlflow_ui.py), and finally change params and code to check which stages DVC reruns (the
+learning curve's settings: only curve@<id>).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 
-from repo_copy import VENV_BIN, copy_repo, free_port, git, run, stage_env, stop_group, wait_for_answer
+from repo_copy import VENV_BIN, copy_repo, git, run
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -280,33 +278,6 @@ def test_mlflow_runs_and_tags(repo):
                 assert run_.data.metrics["optimal_move_rate"] == block["optimal_move_rate"]
 
 
-def _post(url: str, body: dict) -> dict:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as resp:
-        return json.loads(resp.read())
-
-
-def test_mlflow_ui_serves_the_runs(repo):
-    """`make ui`'s command on a free port: its REST API lists the same runs (one worker: faster on two cores)."""
-    path = repo["path"]
-    port = free_port()
-    cmd = [str(VENV_BIN / "mlflow"), "ui", "--backend-store-uri", f"sqlite:///{path}/mlflow.db",
-           "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
-    proc = subprocess.Popen(cmd, cwd=path, env=stage_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    base = f"http://127.0.0.1:{port}/api/2.0/mlflow"
-    try:
-        exps = wait_for_answer(proc, lambda: _post(f"{base}/experiments/search", {"max_results": 100}), "mlflow ui")
-        by_name = {e["name"]: e["experiment_id"] for e in exps["experiments"]}
-        assert {"tictactoe", "dots_and_boxes_2x2", "connect4"} <= set(by_name)
-        found = _post(f"{base}/runs/search", {"experiment_ids": list(by_name.values()), "max_results": 1000})
-        ids = {r["info"]["run_id"] for r in found["runs"]}
-        summary = json.loads((path / "results/train/tictactoe_tabular_q/seed-7/summary.json").read_text())
-        assert summary["mlflow_run_id"] in ids
-    finally:
-        stop_group(proc)
-
-
 def test_report_stage_outputs(repo):
     path = repo["path"]
     assert (path / "reports" / "report.md").is_file() and (path / "reports" / "index.html").is_file()
@@ -334,6 +305,11 @@ def _stale(path: Path) -> set[str]:
     status = run(dvc("status", "--json"), path)
     assert status.returncode == 0, status.stderr
     return set(json.loads(status.stdout))
+
+
+def _ran(done) -> set[str]:
+    """The stages a `dvc repro` ran, from its output."""
+    return {line.split("'")[1] for line in done.stdout.splitlines() if line.startswith("Running stage")}
 
 
 def _stale_after_inputs(path: Path) -> set[str]:
@@ -391,10 +367,10 @@ def test_reordering_experiments_reruns_nothing_but_the_fingerprint_stages(repo):
     original = _with_params(path, lambda d: d.update(experiments=dict(reversed(list(d["experiments"].items())))))
     try:
         assert _stale(path) <= PARAMS_FILE_STAGES
-        done = run(dvc("repro"), path)
+        done = run(dvc("repro", "ladder_models"), path)  # and `inputs`, upstream of it
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        ran = {line.split("'")[1] for line in done.stdout.splitlines() if line.startswith("Running stage")}
-        assert ran <= PARAMS_FILE_STAGES, ran
+        assert _ran(done) == {"inputs", "ladder_models"}, _ran(done)
+        assert _stale(path) == {"report"}  # the fingerprints came out the same: no experiment stage is reached
     finally:
         (path / "params.yaml").write_text(original)
 
@@ -420,12 +396,12 @@ def test_adding_an_experiment_and_a_learner_module_retrains_nothing_that_existed
     try:
         stale = _stale(path)
         assert {"train@tictactoe_tabular_q_new", "evaluate@tictactoe_tabular_q_new"} <= stale
-        done = run(dvc("repro"), path)
+        done = run(dvc("repro", "evaluate@tictactoe_tabular_q_new"), path)  # with every stage upstream of it
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        ran = {line.split("'")[1] for line in done.stdout.splitlines() if line.startswith("Running stage")}
-        assert ran <= {"inputs", "ladder_models", "train@tictactoe_tabular_q_new", "curve@tictactoe_tabular_q_new",
-                       "evaluate@tictactoe_tabular_q_new", "report"}, ran
-        assert "train@tictactoe_tabular_q_new" in ran
+        assert _ran(done) == {"inputs", "ladder_models", "train@tictactoe_tabular_q_new",
+                              "evaluate@tictactoe_tabular_q_new"}, _ran(done)
+        # the new model's fingerprint reached no other experiment: only the new curve and the report are left
+        assert _stale(path) == {"curve@tictactoe_tabular_q_new", "report"}
     finally:
         module.unlink()
         (path / "params.yaml").write_text(original)
@@ -462,10 +438,10 @@ def test_curve_settings_rerun_only_the_curve_stages(repo):
     lock, shipped = (path / "dvc.lock").read_text(), (path / f"results/curves/{exp_id}/seed-3.tsv").read_bytes()
     _with_params(path, lambda d: d["experiments"][exp_id].update(opponents=[{"agent": "random", "games": 12}]))
     try:
-        done = run(dvc("repro"), path)
+        done = run(dvc("repro", f"curve@{exp_id}"), path)  # with every stage upstream of it: train@ is not rerun
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        ran = {line.split("'")[1] for line in done.stdout.splitlines() if line.startswith("Running stage")}
-        assert f"curve@{exp_id}" in ran and ran <= {"inputs", "ladder_models", f"curve@{exp_id}", "report"}, ran
+        assert _ran(done) == {"inputs", f"curve@{exp_id}"}, _ran(done)
+        assert _stale(path) <= PARAMS_FILE_STAGES - {"inputs"}, _stale(path)  # no train@ or evaluate@ either
         rows = [r.split("\t") for r in (path / f"results/curves/{exp_id}/seed-3.tsv").read_text().splitlines()[1:]]
         assert {(r[1], r[6]) for r in rows if r[2] == "combined"} == {("random", "12")}
     finally:

@@ -134,6 +134,6 @@ def test_dvc_default_page_is_blank_offline(tmp_path):
     default = tmp_path / "default.html"
     default.write_text(PAGE_HTML)
     _plots_show(repo, "--html-template", str(default))
-    problems, _, res = check_plots(repo / "dvc_plots" / "index.html", width=1400, timeout=8)
+    problems, _, res = check_plots(repo / "dvc_plots" / "index.html", width=1400, timeout=5)
     assert any(u.startswith("https://cdn.jsdelivr.net/npm/vega") for u in res.network_requests)
     assert sum("drew nothing" in p for p in problems) == 3
