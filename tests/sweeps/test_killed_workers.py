@@ -85,7 +85,7 @@ def test_a_killed_workers_trial_is_failed_and_made_up_and_no_run_stays_running(p
                                 start_new_session=True)
     try:
         victim = wait_for(lambda: beating(project, with_params=True), proc)
-        time.sleep(0.5)  # into its training, past the trial's first writes (a kill inside one costs 30 s of lock)
+        time.sleep(0.5)  # into its training, past the trial's first writes (a kill inside one costs 10 s of lock)
         os.kill(int(victim.system_attrs[BEAT_ATTR]["pid"]), signal.SIGKILL)
         # the surviving worker fails the dead worker's trial before its next trial, and starts one
         failed = lambda: [t for t in trials(project) if t.number == victim.number and t.state == TrialState.FAIL]

@@ -72,8 +72,13 @@ def make_storage(url: str, mlflow_db: Path | None = None, on_stale: StaleCallbac
         raise SweepError(f"cannot open the study storage {describe(url)}: {_first_line(exc)}") from None
 
 
+#: Seconds after which a journal lock is taken as left by a killed worker and broken.  Optuna's default, 30 s, held
+#: every other worker of the sweep for that long; a live writer holds the lock for milliseconds (one append).
+LOCK_GRACE_S = 10
+
+
 def _journal_storage(path: Path, on_stale: StaleCallback | None) -> Any:
-    from optuna.storages.journal import JournalFileBackend
+    from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 
     from boardrl.sweeps.journal import HeartbeatJournalStorage
 
@@ -82,7 +87,8 @@ def _journal_storage(path: Path, on_stale: StaleCallback | None) -> Any:
         path.parent.mkdir(parents=True, exist_ok=True)
         # Absolute: Optuna's lock is a symlink to this path, read relative to the lock's folder; a relative
         # target dangles, and a lock left by a killed worker is then never broken (Optuna spins on it for ever).
-        backend = JournalFileBackend(str(path.absolute()))
+        target = str(path.absolute())
+        backend = JournalFileBackend(target, lock_obj=JournalFileSymlinkLock(target, grace_period=LOCK_GRACE_S))
         return HeartbeatJournalStorage(backend, HEARTBEAT_S, GRACE_S, on_stale)
     except OSError as exc:
         raise SweepError(journal_os_error(path, exc)) from None
