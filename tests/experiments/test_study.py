@@ -238,6 +238,31 @@ def test_plan_skips_finished_variations_and_reruns_the_rest():
     assert plan(wanted, study, done, queued, alive=False) == (["a"], ["c"], ["b", "d", "e", "f", "g"])
 
 
+def test_variations_that_failed_side_by_side_run_once_more_alone(monkeypatch, tmp_path):
+    """DVC's parallel queue workers can race (treeverse/dvc#10673): a variation that failed beside another is
+    queued again and run by one worker; one that failed alone, or twice, is left to the report."""
+    from boardrl.experiments import study as study_mod
+
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate({**TINY_STUDY, "variations": {"a": {}, "b": {}}}))
+    wanted = {"a": {"v": "a"}, "b": {"v": "b"}}
+    calls: list[tuple] = []
+    monkeypatch.setattr(study_mod, "finished", lambda root: {"s-a": Finished("1" * 40, {"v": "a"}, {})})
+    monkeypatch.setattr(study_mod, "queue_status", lambda root: ({"s-a": "Success", "s-b": "Failed"}, False))
+    monkeypatch.setattr(study_mod, "_queue", lambda root, st, v, params, done, status, say:
+                        calls.append(("queue", v, params, status)))
+    monkeypatch.setattr(study_mod, "start_workers", lambda root, jobs: calls.append(("start", jobs)))
+    monkeypatch.setattr(study_mod, "wait_for", lambda root, names, jobs, poll_s, say:
+                        calls.append(("wait", names, jobs)))
+    said: list[str] = []
+    study_mod._retry_alone(tmp_path, study, wanted, ["a", "b"], 0.0, said.append)
+    assert calls == [("queue", "b", {"v": "b"}, "Failed"), ("start", 1), ("wait", ["s-b"], 1)]
+    assert said == ["study s: s-b failed beside another variation (DVC's parallel workers can race: "
+                    "treeverse/dvc#10673); running it again alone"]
+    calls.clear()
+    study_mod._retry_alone(tmp_path, study, wanted, ["a"], 0.0, said.append)  # nothing failed: nothing runs
+    assert calls == []
+
+
 # ---------------------------------------------------------------------------------------------- the table
 def test_rows_markdown_and_figure(tmp_path):
     study = Study("s", "studies/s.yaml", StudyFile.model_validate(TINY_STUDY))

@@ -311,6 +311,8 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
         init_tracking(root)
         start_workers(root, jobs)
         wait_for(root, [exp_name(study, v) for v in run + wait], jobs, poll_s, say)
+        if jobs > 1:
+            _retry_alone(root, study, wanted, run + wait, poll_s, say)
     results = finished(root)
     files = write_results(root, study, wanted, results)
     say(f"study {name}: " + ", ".join(str(f.relative_to(root)) for f in files))
@@ -318,6 +320,27 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
     if missing:
         say(f"study {name}: not finished: {', '.join(missing)} (`dvc queue logs <name>`; rerun to retry)")
     return 1 if missing else 0
+
+
+def _retry_alone(root: Path, study: Study, wanted: dict[str, dict[str, Any]], ran: list[str], poll_s: float,
+                 say: Callable[[str], None]) -> None:
+    """Run once more, one at a time, the variations that failed side by side.
+
+    Why: DVC's queue workers race when several run at once (treeverse/dvc#10673: identical outputs of two
+    experiments, such as the shared download stage, go into one cache together), and a variation then fails in
+    a stage that has nothing wrong with it (seen here: ``download`` failing on "No such file or directory" for
+    its own output).  Alone, nothing races; a variation that fails again is reported as not finished.
+    """
+    results, (queued, _) = finished(root), queue_status(root)
+    failed = [v for v in ran if not is_done(results, exp_name(study, v), wanted[v])]
+    if not failed:
+        return
+    say(f"study {study.name}: {', '.join(exp_name(study, v) for v in failed)} failed beside another variation "
+        "(DVC's parallel workers can race: treeverse/dvc#10673); running it again alone")
+    for v in failed:
+        _queue(root, study, v, wanted[v], results, queued.get(exp_name(study, v)), say)
+    start_workers(root, 1)
+    wait_for(root, [exp_name(study, v) for v in failed], 1, poll_s, say)
 
 
 def _queue(root: Path, study: Study, variation: str, params: dict[str, Any], done: dict[str, Finished],
