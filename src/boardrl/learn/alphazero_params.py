@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from boardrl.learn.core.base import LearnerParams
 from boardrl.learn.core.league import LeagueFields
 from boardrl.nn.presets import check_network_spec
+
+
+#: Fields added after experiments were trained (see ``AlphaZeroParams._omit_new_defaults``).
+OMITTED_AT_DEFAULT = ("search", "eval_search", "considered_actions", "c_visit", "c_scale", "full_search_share",
+                      "fast_simulations")
 
 
 class AlphaZeroParams(LearnerParams, LeagueFields):
@@ -51,6 +56,45 @@ class AlphaZeroParams(LearnerParams, LeagueFields):
     threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/core/device.py "
                                 "resolved_threads)")
     checkpoint_every: int = Field(1_000, ge=1, exclude=True, description="games between checkpoints")
+    # Gumbel search and playout cap randomization (learn/alphazero.py "Gumbel" and "Playout caps")
+    search: Literal["puct", "gumbel"] = Field("puct", description="self-play search: PUCT with root noise and "
+                                              "temperature, or Gumbel AlphaZero (Danihelka et al. 2022: "
+                                              "sequential halving at the root, completed-Q policy targets; "
+                                              "noise, dirichlet_alpha, temperature_plies, c_puct and fpu unused)")
+    eval_search: Literal["puct", "gumbel"] = Field("puct", description="the trained agent's search (gumbel: "
+                                                   "no Gumbel noise, the best action after sequential halving)")
+    considered_actions: int = Field(16, ge=1, description="gumbel: root actions sampled by Gumbel-top-m (m)")
+    c_visit: float = Field(50.0, ge=0.0, description="gumbel: sigma(q) = (c_visit + max N) * c_scale * q "
+                           "(the paper's 50)")
+    c_scale: float = Field(1.0, gt=0.0, description="gumbel: see c_visit (the paper's 1.0; mctx's default 0.1)")
+    full_search_share: float = Field(1.0, gt=0.0, le=1.0, description="playout cap randomization (KataGo): the "
+                                     "share of moves searched with simulations and stored as policy targets; the "
+                                     "others search fast_simulations and are not stored (1: every move full)")
+    fast_simulations: int | None = Field(None, ge=1, description="simulations of a move outside the full share; "
+                                         "null: max(1, simulations // 4)")
+
+    @model_validator(mode="after")
+    def _fast_within_full(self) -> "AlphaZeroParams":
+        if self.fast_simulations is not None and self.fast_simulations > self.simulations:
+            raise ValueError(f"fast_simulations ({self.fast_simulations}) must not exceed simulations "
+                             f"({self.simulations})")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _omit_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The Gumbel and playout-cap fields are left out of dumps while at their defaults.  Why: a dump is the
+        train stage's params slice (its DVC params hash) and the saved model's meta; experiments trained before
+        these fields existed keep both byte-equal, so nothing retrains."""
+        out = handler(self)
+        for name in OMITTED_AT_DEFAULT:
+            if name in out and getattr(self, name) == type(self).model_fields[name].default:
+                del out[name]
+        return out
+
+    @property
+    def fast_budget(self) -> int:
+        """Simulations of a fast (unrecorded) move."""
+        return self.fast_simulations if self.fast_simulations is not None else max(1, self.simulations // 4)
 
     @field_validator("network")
     @classmethod
