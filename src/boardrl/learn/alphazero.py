@@ -8,6 +8,17 @@ leaves go to the network together.  The move is drawn from the root visit counts
 ``temperature_plies`` plies of a game, then the most visited (temperature 0).  Each decision stores (state row,
 visit distribution pi, mover); when the game ends each of its decisions gets z = the result for its mover.
 
+**Gumbel (optional).**  With ``search`` ``gumbel`` the search is Gumbel AlphaZero (agents/gumbel.py): Gumbel
+noise and sequential halving at the root choose the move, and pi is the completed-Q improved policy instead of
+the visit counts; ``noise``, ``dirichlet_alpha``, ``temperature_plies``, ``c_puct`` and ``fpu`` are then unused
+(ignored rather than refused: their defaults are non-zero, so refusing them would refuse the defaults).
+
+**Playout caps (optional).**  With ``full_search_share`` p < 1 (KataGo's playout cap randomization) each move of
+each game is drawn from the learner's generator: with probability p the full search, stored as a training
+position; otherwise ``fast_simulations`` (no root noise for PUCT, as KataGo), played but not stored.  The full
+rows of a ply are searched together, the fast rows together: at most two search calls a ply.  p = 1 draws
+nothing, so the default run is what it was.
+
 **Learning.**  After every ``train_every`` finished games, ``updates`` minibatches are drawn from the last
 ``window`` positions, each row replaced by a uniformly drawn image under the game's symmetries (the action map
 moves pi with it), and the network is fitted to (pi, z): cross-entropy of the policy (or seed 003's MSE) plus
