@@ -362,16 +362,11 @@ def test_tactics_reach_self_play_and_the_trained_agent_and_need_a_game_with_a_ch
 
 
 # ---------------------------------------------------------------------------------------------- Gumbel, playout caps
-def test_new_params_at_their_defaults_are_left_out_of_dumps_and_set_ones_kept():
-    """The params slice (DVC's params hash) and the saved meta of existing experiments stay byte-equal."""
-    from boardrl.learn.alphazero_params import OMITTED_AT_DEFAULT, AlphaZeroParams
+def test_fast_budget_defaults_to_a_quarter_of_the_full_search():
+    from boardrl.learn.alphazero_params import AlphaZeroParams
 
-    dumped = AlphaZeroParams().model_dump(mode="json")
-    assert not set(OMITTED_AT_DEFAULT) & set(dumped) and "simulations" in dumped
-    changed = AlphaZeroParams(search="gumbel", full_search_share=0.5).model_dump(mode="json")
-    assert changed["search"] == "gumbel" and changed["full_search_share"] == 0.5 and "c_visit" not in changed
-    assert AlphaZeroParams(**changed) == AlphaZeroParams(search="gumbel", full_search_share=0.5)
     assert AlphaZeroParams(simulations=10).fast_budget == 2 and AlphaZeroParams(simulations=3).fast_budget == 1
+    assert AlphaZeroParams(simulations=10, fast_simulations=5).fast_budget == 5
 
 
 def calls_of_search(monkeypatch) -> list[tuple[str, int, int]]:

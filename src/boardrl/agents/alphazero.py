@@ -40,7 +40,8 @@ from boardrl.games.base import Game
 #: Search methods an AlphaZero agent plays with.
 METHODS = ("puct", "gumbel")
 #: Gumbel's own settings (the budget and leaves per wave are the PUCT settings'), with their defaults.
-GUMBEL_DEFAULTS = {"considered_actions": 16, "c_visit": 50.0, "c_scale": 1.0}
+GUMBEL_DEFAULTS = {k: GumbelSettings.__dataclass_fields__[k].default
+                   for k in ("considered_actions", "c_visit", "c_scale")}
 
 #: Roots searched together at most (memory: rows x (simulations + 1) x actions per tree array).
 MAX_TREES = 512

@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from boardrl.learn.core.base import LearnerParams
 from boardrl.learn.core.league import LeagueFields
 from boardrl.nn.presets import check_network_spec
-
-
-#: Fields added after experiments were trained (see ``AlphaZeroParams._omit_new_defaults``).
-OMITTED_AT_DEFAULT = ("search", "eval_search", "considered_actions", "c_visit", "c_scale", "full_search_share",
-                      "fast_simulations")
 
 
 class AlphaZeroParams(LearnerParams, LeagueFields):
@@ -79,17 +74,6 @@ class AlphaZeroParams(LearnerParams, LeagueFields):
             raise ValueError(f"fast_simulations ({self.fast_simulations}) must not exceed simulations "
                              f"({self.simulations})")
         return self
-
-    @model_serializer(mode="wrap")
-    def _omit_new_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The Gumbel and playout-cap fields are left out of dumps while at their defaults.  Why: a dump is the
-        train stage's params slice (its DVC params hash) and the saved model's meta; experiments trained before
-        these fields existed keep both byte-equal, so nothing retrains."""
-        out = handler(self)
-        for name in OMITTED_AT_DEFAULT:
-            if name in out and getattr(self, name) == type(self).model_fields[name].default:
-                del out[name]
-        return out
 
     @property
     def fast_budget(self) -> int:
