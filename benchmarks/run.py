@@ -66,6 +66,9 @@ TARGETS: dict[str, tuple[str, float]] = {
 #: rollout agent's ``mcts.<game>_simulations_per_s``.
 ALPHAZERO_KEYS = ("alphazero.connect4_network_evals_per_s", "alphazero.connect4_simulations_per_s",
                   "alphazero.connect4_share_tree", "alphazero.connect4_share_network", "alphazero.connect4_share_engine")
+#: Batched self-play search, PUCT beside Gumbel (agents/gumbel.py), on 1 and 2 torch threads: reported, no target.
+SEARCH_KEYS = tuple(f"alphazero.connect4_{method}_{threads}t_simulations_per_s" for method in ("puct", "gumbel")
+                    for threads in (1, 2))
 #: The browser app's referee latency (issue 38 asks to publish the distribution, not a threshold): see
 #: ``benchmarks/web_referee.py``.
 WEB_REFEREE_KEYS = ("web_referee.connect4_8_12_median_s", "web_referee.connect4_8_12_p95_s",
@@ -377,6 +380,53 @@ def bench_alphazero(repeats: int) -> dict[str, float]:
             "alphazero.connect4_share_engine": best["engine_s"]}
 
 
+def bench_search_methods(repeats: int) -> dict[str, float]:
+    """bench_alphazero's self-play loop (256 Connect 4 games, 16 moves from the empty board, the
+    connect4_alphazero network and budget, untrained weights) with PUCT and with Gumbel (m = 16, Gumbel's own
+    move), on 1 and 2 torch threads, CPU: simulations per second, the median of up to 3 runs after a warm-up."""
+    import torch
+
+    from boardrl.agents.gumbel import GumbelSettings, gumbel_search
+    from boardrl.agents.puct import NetworkEvaluator, SearchSettings, sample_moves, search, step_rows, visit_policy
+    from boardrl.config import load_params
+    from boardrl.games import make_game
+    from boardrl.nn import build_network, network_preset
+
+    p = load_params(HERE.parent / "params.yaml").learner_params("connect4_alphazero")
+    game = make_game("connect4")
+    torch.manual_seed(0)
+    net = build_network(network_preset(p.network, game.encoding_shape), game.encoding_shape, game.num_actions).eval()
+    puct = SearchSettings(simulations=p.simulations, c_puct=p.c_puct, leaves_per_wave=p.leaves_per_wave)
+    gumbel = GumbelSettings(simulations=p.simulations, leaves_per_wave=p.leaves_per_wave)
+
+    def moves(method: str, states: np.ndarray, evaluator, rng: np.random.Generator) -> np.ndarray:
+        if method == "gumbel":
+            return gumbel_search(game, states, evaluator, gumbel, rng).actions
+        return sample_moves(visit_policy(search(game, states, evaluator, puct, rng).root_visits(), 1.0), rng)
+
+    out = {}
+    previous = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            for method in ("puct", "gumbel"):
+                rates = []
+                for r in range(max(1, min(repeats, 3)) + 1):  # run 0 warms up numba and torch
+                    rng, evaluator = np.random.default_rng(r), NetworkEvaluator(game, net, "cpu")
+                    initial = np.asarray(game.initial_state(), dtype=np.int64)
+                    states = np.repeat(initial[None], p.parallel_games, axis=0)
+                    t0 = time.perf_counter()
+                    for _ in range(16 if r else 2):
+                        states, finished, _ = step_rows(game, states, moves(method, states, evaluator, rng))
+                        states[finished] = initial
+                    if r:
+                        rates.append(16 * p.parallel_games * p.simulations / (time.perf_counter() - t0))
+                out[f"alphazero.connect4_{method}_{threads}t_simulations_per_s"] = statistics.median(rates)
+    finally:
+        torch.set_num_threads(previous)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- web referee
 def bench_web_referee(repeats: int) -> dict[str, float]:
     """Referee latency of ``boardrl serve`` on 40 Connect 4 positions of 8-12 stones (median, 95th percentile,
@@ -447,6 +497,7 @@ def all_benches() -> list[Bench]:
     for g in MCTS_GAMES:
         benches.append(Bench((f"mcts.{g}_simulations_per_s",), lambda r, g=g: bench_mcts(g, r)))
     benches.append(Bench(ALPHAZERO_KEYS, bench_alphazero))
+    benches.append(Bench(SEARCH_KEYS, bench_search_methods))
     benches.append(Bench(WEB_REFEREE_KEYS, bench_web_referee))
     benches.append(Bench(("pipeline.tiny_profile_s",), bench_tiny_profile))
     return benches

@@ -281,3 +281,30 @@ def test_tactics_for_a_game_without_a_check_is_one_line():
     with pytest.raises(BoardRLError) as err:
         AlphaZeroAgent(TTT, make().network, PV, SETTINGS, tactics=True)
     assert str(err.value) == "tactics: tictactoe has no exact short-tactics check (decided_values_batch)"
+
+
+@pytest.mark.parametrize("extra,fragment", [
+    ({"method": "mcts"}, "method must be one of puct, gumbel, got 'mcts'"),
+    ({"method": "gumbel", "gumbel": {"considered_actions": 0}}, "considered_actions must be >= 1"),
+    ({"method": "gumbel", "gumbel": {"c_puct": 1}}, "c_puct"),
+])
+def test_bad_gumbel_settings_in_agent_json_are_a_model_error(tmp_path, extra, fragment):
+    make().save(tmp_path / "m")
+    path = tmp_path / "m" / "agent.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **extra}))
+    seal_directory(tmp_path / "m")
+    with pytest.raises(ModelError, match="bad gumbel settings in agent.json") as err:
+        load_agent(TTT, None, tmp_path / "m")
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_gumbel_agent_plays_the_searchs_noise_free_move():
+    from boardrl.agents.gumbel import GumbelSettings, gumbel_search
+
+    agent = make().with_search(search="gumbel")
+    rows = positions(20)
+    expected = gumbel_search(TTT, rows, NetworkEvaluator(TTT, agent.network),
+                             GumbelSettings(simulations=12, leaves_per_wave=3), np.random.default_rng(9), noise=False)
+    assert agent.act_batch(rows, np.random.default_rng(0)).tolist() == expected.actions.tolist()
+    with pytest.raises(BoardRLError, match="unknown search 'uct'; choices: puct, gumbel"):
+        make().with_search(search="uct")

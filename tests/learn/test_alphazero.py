@@ -242,8 +242,10 @@ def run(ckpt, kill_at=None, extra=None):
     return learner, agent
 
 
-@pytest.mark.parametrize("extra", [None, {"opponents": ["random", "tactical"], "opponent_share": 0.4}],
-                         ids=["self-play", "league"])
+@pytest.mark.parametrize("extra", [None, {"opponents": ["random", "tactical"], "opponent_share": 0.4},
+                                   {"search": "gumbel", "full_search_share": 0.5, "fast_simulations": 2,
+                                    "considered_actions": 4, "eval_search": "gumbel", "window": 100}],
+                         ids=["self-play", "league", "gumbel-playout-cap"])
 def test_killed_run_resumes_bit_identical(tmp_path, extra):
     ref, ref_agent = run(tmp_path / "ref", extra=extra)
     ck = tmp_path / "ck"
@@ -257,7 +259,7 @@ def test_killed_run_resumes_bit_identical(tmp_path, extra):
     ref_moments = ref.opt.state_dict()["state"]
     for k, v in resumed.opt.state_dict()["state"].items():
         assert torch.equal(v["exp_avg_sq"], ref_moments[k]["exp_avg_sq"])
-    assert ref.window.count > 200  # the ring wrapped
+    assert ref.window.count > len(ref.window.z)  # the ring wrapped
     for name in ("rows", "pi", "z"):
         assert np.array_equal(getattr(ref.window, name), getattr(resumed.window, name)), name
     assert ref.counters == resumed.counters and ref.counters["games"] == 48 and ref.counters["updates"] == 9
@@ -279,6 +281,11 @@ def test_killed_run_resumes_bit_identical(tmp_path, extra):
     ({"opponent_share": 0.5}, "opponent_share > 0 needs opponents"),
     ({"opponents": ["nobody"], "opponent_share": 0.5}, "alphazero opponents: .*nobody"),
     ({"opponents": ["pool:members=random+tactical"], "opponent_share": 0.5}, "is a pool; list its members"),
+    ({"simulations": 4, "fast_simulations": 5}, r"fast_simulations \(5\) must not exceed simulations \(4\)"),
+    ({"considered_actions": 0}, "considered_actions: Input should be greater than or equal to 1"),
+    ({"full_search_share": 0.0}, "full_search_share: Input should be greater than 0"),
+    ({"search": "uct"}, "search: Input should be 'puct' or 'gumbel'"),
+    ({"c_scale": 0.0}, "c_scale: Input should be greater than 0"),
 ])
 def test_bad_params_fail_with_one_line(params, match):
     with pytest.raises(BoardRLError, match=match) as err:
@@ -352,3 +359,111 @@ def test_tactics_reach_self_play_and_the_trained_agent_and_need_a_game_with_a_ch
     for name in ("tactics", "eval_tactics"):
         with pytest.raises(LearnError, match=f"alphazero {name}: tictactoe has no exact short-tactics check"):
             setup_learner("tictactoe", network=TINY_NET, **{name: True})
+
+
+# ---------------------------------------------------------------------------------------------- Gumbel, playout caps
+def test_fast_budget_defaults_to_a_quarter_of_the_full_search():
+    from boardrl.learn.alphazero_params import AlphaZeroParams
+
+    assert AlphaZeroParams(simulations=10).fast_budget == 2 and AlphaZeroParams(simulations=3).fast_budget == 1
+    assert AlphaZeroParams(simulations=10, fast_simulations=5).fast_budget == 5
+
+
+def calls_of_search(monkeypatch) -> list[tuple[str, int, int]]:
+    """(which search, simulations, roots) of every search the learner calls."""
+    seen: list[tuple[str, int, int]] = []
+    real_puct, real_gumbel = az_learn.search, az_learn.gumbel_search
+
+    def puct(game, roots, evaluator, settings, rng, clock=None):
+        seen.append(("puct", settings.simulations, len(roots), settings.noise))
+        return real_puct(game, roots, evaluator, settings, rng, clock)
+
+    def gumbel(game, roots, evaluator, settings, rng, noise=True, clock=None):
+        seen.append(("gumbel", settings.simulations, len(roots), noise))
+        return real_gumbel(game, roots, evaluator, settings, rng, noise=noise, clock=clock)
+
+    monkeypatch.setattr(az_learn, "search", puct)
+    monkeypatch.setattr(az_learn, "gumbel_search", gumbel)
+    return seen
+
+
+@pytest.mark.parametrize("method", ["puct", "gumbel"])
+def test_playout_caps_search_full_and_fast_rows_in_one_call_each_and_store_only_the_full(monkeypatch, method):
+    """16 games, share 0.5: per ply at most two searches (the full rows together with 8 simulations, the fast
+    ones with 2; a fast PUCT search without root noise); the stored positions are exactly the full searches'
+    roots; every game still ends and gives z to its stored positions."""
+    seen = calls_of_search(monkeypatch)
+    learner = setup_learner("tictactoe", network=TINY_NET, simulations=8, fast_simulations=2, search=method,
+                            full_search_share=0.5)
+    learner._self_play(16)
+    full = [c for c in seen if c[1] == 8]
+    fast = [c for c in seen if c[1] == 2]
+    assert {c[0] for c in seen} == {method} and full and fast and len(seen) <= 2 * 9  # tic-tac-toe: <= 9 plies
+    assert sum(c[2] for c in full) == len(learner.window) == learner.counters["positions"]
+    assert 0.3 < len(learner.window) / sum(c[2] for c in seen) < 0.7
+    if method == "puct":
+        assert all(c[3] > 0 for c in full) and all(c[3] == 0 for c in fast)
+    else:
+        assert all(c[3] is True for c in seen)  # Gumbel noise in self-play, whatever the size
+    assert learner.counters["games"] == 16 and set(np.unique(learner.window.z[: len(learner.window)])) <= {-1, 0, 1}
+
+
+def test_gumbel_self_play_stores_the_completed_q_policy_and_plays_gumbels_move(monkeypatch):
+    """Every stored pi is the search's improved policy (a distribution over the legal moves, not visit counts),
+    and every move played is the search's chosen action."""
+    results = []
+    real = az_learn.gumbel_search
+
+    def spy(*args, **kwargs):
+        results.append(real(*args, **kwargs))
+        return results[-1]
+
+    monkeypatch.setattr(az_learn, "gumbel_search", spy)
+    learner = setup_learner("tictactoe", network=TINY_NET, simulations=6, search="gumbel", considered_actions=3)
+    learner._self_play(4)
+    pi = np.concatenate([r.policy for r in results]).astype(np.float32)
+    n = len(learner.window)
+    assert np.array_equal(learner.window.pi[:n], pi)
+    legal = TTT.legal_mask_batch(learner.window.rows[:n])
+    assert (pi[~legal] == 0).all() and pi.sum(axis=1) == pytest.approx(np.ones(n), abs=1e-5)
+    rows = learner.window.rows[:n]
+    chosen = np.concatenate([r.actions for r in results])
+    nxt, _, _ = step_rows(TTT, rows, chosen)
+    following = {tuple(r) for r in rows}
+    assert sum(tuple(r) in following for r in nxt) == n - 4  # each move leads to the next stored position
+
+
+def test_eval_search_gumbel_reaches_the_snapshot_and_survives_saving(tmp_path):
+    learner = setup_learner("tictactoe", network=TINY_NET, eval_search="gumbel", considered_actions=5, c_scale=0.5)
+    agent = learner.snapshot()
+    assert agent.method == "gumbel" and agent.gumbel == {"considered_actions": 5, "c_visit": 50.0, "c_scale": 0.5}
+    agent.save(tmp_path / "m")
+    info = json.loads((tmp_path / "m" / "agent.json").read_text())
+    assert info["method"] == "gumbel" and info["gumbel"]["considered_actions"] == 5
+    assert info["meta"]["params"]["eval_search"] == "gumbel"
+    loaded = make_agent(TTT, f"model:{tmp_path / 'm'}")
+    rows = np.array([TTT.initial_state(), TTT.replay("15")], dtype=np.int64)
+    assert loaded.method == "gumbel" and loaded.act_batch(rows, np.random.default_rng(0)).tolist() == \
+        agent.act_batch(rows, np.random.default_rng(1)).tolist()  # no noise at evaluation: any generator
+    assert make_agent(TTT, f"model:{tmp_path / 'm'},search=puct").method == "puct"
+    puct = setup_learner("tictactoe", network=TINY_NET).snapshot()
+    puct.save(tmp_path / "p")
+    assert "method" not in json.loads((tmp_path / "p" / "agent.json").read_text())
+    assert make_agent(TTT, f"model:{tmp_path / 'p'},search=gumbel").method == "gumbel"
+
+
+def test_gumbel_playout_cap_run_does_not_depend_on_curve_points_checkpoints_or_kills(tmp_path, monkeypatch):
+    """test_training_invariance.py's four trainings (sparse and dense curves, checkpoint_every, a kill and a
+    resume) on the registry's small run switched to Gumbel with playout caps: the saved model is byte-equal."""
+    import importlib.util
+    from pathlib import Path
+
+    where = Path(__file__).with_name("test_training_invariance.py")
+    spec = importlib.util.spec_from_file_location("_invariance_for_gumbel", where)
+    invariance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(invariance)
+    game_id, params = AlphaZeroLearner.small_run
+    monkeypatch.setattr(AlphaZeroLearner, "small_run", (game_id, {
+        **params, "search": "gumbel", "full_search_share": 0.5, "fast_simulations": 2, "considered_actions": 4,
+        "eval_search": "gumbel"}))
+    invariance.test_model_does_not_depend_on_curve_points_checkpoints_or_kills("alphazero", tmp_path)

@@ -6,7 +6,8 @@ looked up under ``<project>/models/<id>/seed-<K>/model`` (the project is ``$BOAR
 directory, where DVC runs every stage); without ``seed=`` the lowest trained seed is used.  ``simulations=N``
 sets the search budget of an agent that searches (AlphaZero), ``rollout_weight=W`` / ``rollouts=R`` its share of
 random playouts in the leaf value (``agents/puct.py``, ``MixedEvaluator``), ``tactics=0|1`` the exact short-tactics
-leaf values (``TacticalEvaluator``); they are refused for the others.
+leaf values (``TacticalEvaluator``), ``search=puct|gumbel`` its search method (``agents/gumbel.py``); they are
+refused for the others.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ def project_root() -> Path:
 
 #: Options of a model spec: seed picks the trained seed; the others override an AlphaZero model's search.
 WHOLE_OPTIONS = ("seed", "simulations", "rollouts")
-SEARCH_OPTIONS = ("simulations", "rollout_weight", "rollouts", "tactics")
-OPTIONS_HELP = ("seed=<whole number>, simulations=<whole number>, rollouts=<whole number>, rollout_weight=<0 to 1> "
-                "or tactics=<0 or 1>")
+SEARCH_OPTIONS = ("simulations", "rollout_weight", "rollouts", "tactics", "search")
+OPTIONS_HELP = ("seed=<whole number>, simulations=<whole number>, rollouts=<whole number>, "
+                "search=<puct or gumbel>, rollout_weight=<0 to 1> or tactics=<0 or 1>")
 
 
 def parse_model_spec(spec: str) -> tuple[str, int | None]:
@@ -44,14 +45,14 @@ def parse_model_spec(spec: str) -> tuple[str, int | None]:
     return target, options.get("seed")
 
 
-def parse_model_options(spec: str) -> tuple[str, dict[str, int | float | bool]]:
+def parse_model_options(spec: str) -> tuple[str, dict[str, int | float | bool | str]]:
     """(target, {option: value}) of a model spec: whole numbers for ``WHOLE_OPTIONS``, a fraction in [0, 1] for
     ``rollout_weight``; a one-line error naming the spec otherwise."""
     body = spec.strip()[len(PREFIX):]
     target, *parts = [part.strip() for part in body.split(",")]
     if not target:
         raise BoardRLError(f"agent spec {spec!r}: name an experiment id or a model directory after 'model:'")
-    options: dict[str, int | float | bool] = {}
+    options: dict[str, int | float | bool | str] = {}
     for opt in parts:
         key, _, value = (x.strip() for x in opt.partition("="))
         parsed = _option_value(key, value)
@@ -64,12 +65,14 @@ def parse_model_options(spec: str) -> tuple[str, dict[str, int | float | bool]]:
     return target, options
 
 
-def _option_value(key: str, value: str) -> int | float | bool | None:
+def _option_value(key: str, value: str) -> int | float | bool | str | None:
     """The value of one ``key=value`` option, or None when the key is unknown or the value malformed."""
     if key in WHOLE_OPTIONS:
         return int(value) if value.isdigit() else None
     if key == "tactics":
         return {"0": False, "1": True}.get(value)
+    if key == "search":
+        return value if value in ("puct", "gumbel") else None
     if key == "rollout_weight":
         try:
             weight = float(value)

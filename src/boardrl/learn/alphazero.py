@@ -8,6 +8,17 @@ leaves go to the network together.  The move is drawn from the root visit counts
 ``temperature_plies`` plies of a game, then the most visited (temperature 0).  Each decision stores (state row,
 visit distribution pi, mover); when the game ends each of its decisions gets z = the result for its mover.
 
+**Gumbel (optional).**  With ``search`` ``gumbel`` the search is Gumbel AlphaZero (agents/gumbel.py): Gumbel
+noise and sequential halving at the root choose the move, and pi is the completed-Q improved policy instead of
+the visit counts; ``noise``, ``dirichlet_alpha``, ``temperature_plies``, ``c_puct`` and ``fpu`` are then unused
+(ignored rather than refused: their defaults are non-zero, so refusing them would refuse the defaults).
+
+**Playout caps (optional).**  With ``full_search_share`` p < 1 (KataGo's playout cap randomization) each move of
+each game is drawn from the learner's generator: with probability p the full search, stored as a training
+position; otherwise ``fast_simulations`` (no root noise for PUCT, as KataGo), played but not stored.  The full
+rows of a ply are searched together, the fast rows together: at most two search calls a ply.  p = 1 draws
+nothing, so the default run is what it was.
+
 **Learning.**  After every ``train_every`` finished games, ``updates`` minibatches are drawn from the last
 ``window`` positions, each row replaced by a uniformly drawn image under the game's symmetries (the action map
 moves pi with it), and the network is fitted to (pi, z): cross-entropy of the policy (or seed 003's MSE) plus
@@ -39,6 +50,7 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -47,6 +59,7 @@ from torch import nn
 
 from boardrl.agents.alphazero import AlphaZeroAgent
 from boardrl.agents.base import Agent
+from boardrl.agents.gumbel import GumbelSettings, gumbel_search
 from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, has_tactics, sample_moves, search, step_rows,
                                  visit_policy, with_tactics)
 from boardrl.errors import BoardRLError
@@ -186,7 +199,6 @@ class AlphaZeroLearner(Learner):
         plies = 0
         record_rows, record_pi, record_game, record_mover, record_q = [], [], [], [], []
         results = np.zeros((n, 2), np.float32)
-        settings = self._search_settings(noise=True)
         while live.any():
             live_rows = np.flatnonzero(live)
             movers = game.to_move_batch(states[live_rows]).astype(np.int64)
@@ -194,15 +206,12 @@ class AlphaZeroLearner(Learner):
             moves = np.zeros(len(live_rows), dtype=np.int64)
             rows = live_rows[~theirs]
             if len(rows):
-                trees = search(game, states[rows], evaluator, settings, self.rng, clock)
-                visits = trees.root_visits()
-                moves[~theirs] = sample_moves(visit_policy(visits, 1.0 if plies < p.temperature_plies else 0.0),
-                                              self.rng)
-                record_rows.append(states[rows].copy())
-                record_pi.append(visit_policy(visits, 1.0).astype(np.float32))
-                record_game.append(rows)
-                record_mover.append(movers[~theirs])
-                record_q.append(trees.root_values().astype(np.float32))
+                moves[~theirs], full, pi, q = self._searched_moves(states[rows], plies, evaluator, clock)
+                record_rows.append(states[rows[full]].copy())
+                record_pi.append(pi[full])
+                record_game.append(rows[full])
+                record_mover.append(movers[~theirs][full])
+                record_q.append(q[full])
             if theirs.any():
                 moves[theirs] = self.league.moves(states[live_rows[theirs]], which[live_rows[theirs]], self.rng)
             nxt, finished, rets = step_rows(game, states[live_rows], moves)
@@ -218,6 +227,40 @@ class AlphaZeroLearner(Learner):
         self.counters["games"] += n
         self.counters["since_train"] += n
         self.counters["positions"] += len(z)
+
+    def _searched_moves(self, roots: np.ndarray, plies: int, evaluator: Any,
+                        clock: dict[str, float] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(moves, full, pi, q) for the learner's rows: which rows got the full search (playout cap
+        randomization, drawn from the learner's generator only when ``full_search_share`` < 1), and for every
+        row its policy target and root value (only the full rows' are stored).  One search call per size."""
+        p, game = self.p, self.game
+        n = len(roots)
+        full = self.rng.random(n) < p.full_search_share if p.full_search_share < 1 else np.ones(n, dtype=bool)
+        moves, q = np.zeros(n, np.int64), np.zeros(n, np.float32)
+        pi, visits = np.zeros((n, game.num_actions), np.float32), np.zeros((n, game.num_actions), np.int64)
+        for rows, sims, is_full in ((full, p.simulations, True), (~full, p.fast_budget, False)):
+            if not rows.any():
+                continue
+            if p.search == "gumbel":
+                result = gumbel_search(game, roots[rows], evaluator, self._gumbel_settings(sims), self.rng,
+                                       noise=True, clock=clock)
+                moves[rows], pi[rows], trees = result.actions, result.policy, result.trees
+            else:  # a fast PUCT search has no root noise (KataGo's playout cap randomization)
+                settings = replace(self._search_settings(noise=is_full), simulations=sims)
+                trees = search(game, roots[rows], evaluator, settings, self.rng, clock)
+                visits[rows] = trees.root_visits()
+                pi[rows] = visit_policy(visits[rows], 1.0)
+            q[rows] = trees.root_values()
+        if p.search == "puct":
+            moves = sample_moves(visit_policy(visits, 1.0 if plies < p.temperature_plies else 0.0), self.rng)
+        return moves, full, pi, q
+
+    def _gumbel_fields(self) -> dict[str, Any]:
+        """Gumbel's own settings (m, c_visit, c_scale), for the search and the agents."""
+        return {"considered_actions": self.p.considered_actions, "c_visit": self.p.c_visit, "c_scale": self.p.c_scale}
+
+    def _gumbel_settings(self, simulations: int) -> GumbelSettings:
+        return GumbelSettings(simulations=simulations, leaves_per_wave=self.p.leaves_per_wave, **self._gumbel_fields())
 
     def _learn(self) -> list[tuple[float, float]]:
         """One learning phase: ``updates`` minibatches, then (with gating) the arena."""
@@ -256,9 +299,11 @@ class AlphaZeroLearner(Learner):
         """Arena: the candidate replaces the self-play network when it scores >= gating_threshold."""
         from boardrl.evaluate.match import play_match
 
-        settings = self._search_settings(noise=False)
-        cand = AlphaZeroAgent(self.game, copy.deepcopy(self.net).eval(), self.config, settings, "candidate")
-        best = AlphaZeroAgent(self.game, self.player, self.config, settings, "best")
+        settings, method = self._search_settings(noise=False), self.p.search  # the self-play search, no noise
+        cand = AlphaZeroAgent(self.game, copy.deepcopy(self.net).eval(), self.config, settings, "candidate",
+                              method=method, gumbel=self._gumbel_fields())
+        best = AlphaZeroAgent(self.game, self.player, self.config, settings, "best", method=method,
+                              gumbel=self._gumbel_fields())
         res = play_match(self.game, cand, best, self.p.gating_games, seed=int(self.rng.integers(2**31)))
         c = res.combined
         score = (c.wins + 0.5 * c.draws) / max(c.games, 1)
@@ -303,7 +348,7 @@ class AlphaZeroLearner(Learner):
         net = copy.deepcopy(self.player).to("cpu").eval()
         return AlphaZeroAgent(self.game, net, self.config, settings, name=self.name, meta=self._meta(), device="cpu",
                               rollout_weight=p.eval_rollout_weight, rollouts=p.eval_rollouts,
-                              tactics=p.eval_tactics)
+                              tactics=p.eval_tactics, method=p.eval_search, gumbel=self._gumbel_fields())
 
 
 LEARNER = AlphaZeroLearner

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from boardrl.learn.core.base import LearnerParams
 from boardrl.learn.core.league import LeagueFields
@@ -51,6 +51,34 @@ class AlphaZeroParams(LearnerParams, LeagueFields):
     threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/core/device.py "
                                 "resolved_threads)")
     checkpoint_every: int = Field(1_000, ge=1, exclude=True, description="games between checkpoints")
+    # Gumbel search and playout cap randomization (learn/alphazero.py "Gumbel" and "Playout caps")
+    search: Literal["puct", "gumbel"] = Field("puct", description="self-play search: PUCT with root noise and "
+                                              "temperature, or Gumbel AlphaZero (Danihelka et al. 2022: "
+                                              "sequential halving at the root, completed-Q policy targets; "
+                                              "noise, dirichlet_alpha, temperature_plies, c_puct and fpu unused)")
+    eval_search: Literal["puct", "gumbel"] = Field("puct", description="the trained agent's search (gumbel: "
+                                                   "no Gumbel noise, the best action after sequential halving)")
+    considered_actions: int = Field(16, ge=1, description="gumbel: root actions sampled by Gumbel-top-m (m)")
+    c_visit: float = Field(50.0, ge=0.0, description="gumbel: sigma(q) = (c_visit + max N) * c_scale * q "
+                           "(the paper's 50)")
+    c_scale: float = Field(1.0, gt=0.0, description="gumbel: see c_visit (the paper's 1.0; mctx's default 0.1)")
+    full_search_share: float = Field(1.0, gt=0.0, le=1.0, description="playout cap randomization (KataGo): the "
+                                     "share of moves searched with simulations and stored as policy targets; the "
+                                     "others search fast_simulations and are not stored (1: every move full)")
+    fast_simulations: int | None = Field(None, ge=1, description="simulations of a move outside the full share; "
+                                         "null: max(1, simulations // 4)")
+
+    @model_validator(mode="after")
+    def _fast_within_full(self) -> "AlphaZeroParams":
+        if self.fast_simulations is not None and self.fast_simulations > self.simulations:
+            raise ValueError(f"fast_simulations ({self.fast_simulations}) must not exceed simulations "
+                             f"({self.simulations})")
+        return self
+
+    @property
+    def fast_budget(self) -> int:
+        """Simulations of a fast (unrecorded) move."""
+        return self.fast_simulations if self.fast_simulations is not None else max(1, self.simulations // 4)
 
     @field_validator("network")
     @classmethod
