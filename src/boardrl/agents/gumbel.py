@@ -32,11 +32,11 @@ visit with value -1).  The schedule's visit counts stay exact, because a walk's 
 pending walks counted; but the choices inside a wave see virtual losses where results are not yet back, so which
 actions survive a halving can differ from k = 1.  Self-play uses k = 1.
 
-A caution, measured on tic-tac-toe: with noisy leaf values (random playouts) the node-wise min-max makes the
-non-root rule nearly greedy (an action whose Q leads v_mix by any margin gets sigma's whole range, about 50
-logits), so a refutation below it may never be tried; with 400 simulations 4-5% of moves in 4-to-6-stone positions
-were not optimal (PUCT: none of 200), against 0-1 of 2,440 with values from finished games only
-(tests/agents/test_gumbel.py).  mctx's smaller default scale (0.1) did not change that much.
+A caution: with noisy leaf values (random playouts) the node-wise min-max makes the non-root rule nearly greedy
+(an action whose Q leads v_mix by any margin gets sigma's whole range, about 50 logits), so a refutation below it
+may never be tried, and on tic-tac-toe Gumbel then misses optimal moves that PUCT with the same values finds;
+with values from finished games only it agrees with the exact referee (tests/agents/test_gumbel.py).  mctx's
+smaller default scale (0.1) did not change that much.
 """
 
 from __future__ import annotations
