@@ -66,6 +66,20 @@ def test_network_evaluator_gives_the_softmax_over_legal_logits_and_the_value_hea
     assert ev.calls == 1 and ev.positions == 12
 
 
+def test_network_evaluator_under_inference_mode_gives_the_same_bits_as_no_grad():
+    """The evaluator runs the network under torch.inference_mode (faster); a trained model's play must not move."""
+    import torch
+
+    agent = make()
+    rows = positions(12)
+    legal = TTT.legal_mask_batch(rows)
+    priors, values = NetworkEvaluator(TTT, agent.network).evaluate(rows, legal, np.random.default_rng(0))
+    with torch.no_grad():
+        logits, value = agent.network.eval()(torch.from_numpy(TTT.encode_batch(rows)))
+        expected = torch.softmax(logits.masked_fill(~torch.from_numpy(legal), float("-inf")).float(), dim=1)
+    assert np.array_equal(priors, expected.numpy()) and np.array_equal(values, value.float().numpy())
+
+
 @pytest.mark.parametrize("weight", [0.0, 0.25, 1.0])
 def test_mixed_evaluator_keeps_the_priors_and_mixes_the_values_with_the_same_playouts(weight):
     """Priors are the network's; the value is (1 - w) * network + w * the playouts a rollout evaluator draws from
