@@ -22,3 +22,40 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ.setdefault("BOARDRL_TORCH_THREADS", "1")
 os.environ.setdefault("BOARDRL_TRACKING_SERVICE", "off")
 
+
+
+# The modules that take longest (seconds of one worker while the other is busy, `pytest --durations=0` summed by
+# module; docs/studies/pipeline-timing.md), longest first: they start first.  Why: xdist hands whole modules
+# (`--dist loadfile`) to whichever worker runs short, by default those with the most tests first; the longest
+# modules hold one or two tests each (a pipeline killed and resumed, a study, two sweep workers), so they came
+# last and one worker ran alone for a minute at the end.  Longest first (`--no-loadscope-reorder`, pyproject.toml)
+# leaves the short modules to even out the end.  A module missing here only starts later; the order stays right.
+LONGEST_FIRST = (
+    "tests/pipeline/test_integration.py",
+    "tests/pipeline/test_fault_injection.py",
+    "tests/sweeps/test_sweeps.py",
+    "tests/experiments/test_study.py",
+    "tests/sweeps/test_many_machines.py",
+    "tests/experiments/test_publish.py",
+    "tests/sweeps/test_killed_workers.py",
+    "tests/pipeline/test_resume.py",
+    "tests/experiments/test_parallel_repro.py",
+    "tests/learn/test_cpu_determinism.py",
+    "tests/web/test_limits.py",
+    "tests/solvers/test_connect4_book.py",
+    "tests/pipeline/test_stage_errors.py",
+    "tests/tracking/test_service.py",
+    "tests/report/test_report_build.py",
+    "tests/agents/test_network_agent.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """The modules of ``LONGEST_FIRST`` first, in its order; the others after them, in collection order."""
+    rank = {module: i for i, module in enumerate(LONGEST_FIRST)}
+    root = config.rootpath
+
+    def module_rank(item) -> int:
+        return rank.get(item.path.relative_to(root).as_posix(), len(rank))
+
+    items.sort(key=module_rank)  # stable: the tests of a module keep their order
