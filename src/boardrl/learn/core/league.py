@@ -56,13 +56,18 @@ class League:
                                  "(one is drawn per game)")
         self.share = share
 
-    def seats(self, first_game: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """For games first_game .. first_game + n - 1: the player the fixed opponent controls (-1: a self-play
-        game) and which member plays it (0 for self-play games)."""
+    def schedule(self, first_game: int, n: int) -> np.ndarray:
+        """For games first_game .. first_game + n - 1: the player the fixed opponent controls (-1: self-play)."""
         g = first_game + np.arange(n, dtype=np.int64)
         league = np.floor((g + 1) * self.share) > np.floor(g * self.share)
         k = np.floor(g * self.share).astype(np.int64)  # league games before game g
-        seat = np.where(league, 1 - k % 2, -1).astype(np.int64)  # the opponent's player: learner first when k even
+        return np.where(league, 1 - k % 2, -1).astype(np.int64)  # the opponent's player: learner first when k even
+
+    def seats(self, first_game: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """For games first_game .. first_game + n - 1: the player the fixed opponent controls (-1: a self-play
+        game) and which member plays it (0 for self-play games)."""
+        seat = self.schedule(first_game, n)
+        league = seat >= 0
         which = np.zeros(n, dtype=np.int64)
         if league.any():
             which[league] = rng.integers(len(self.members), size=int(league.sum()))
@@ -75,3 +80,9 @@ class League:
             rows = np.flatnonzero(which == m)
             moves[rows] = self.members[int(m)].act_batch(states[rows], rng)
         return moves
+
+    def moves_per_game(self, states: np.ndarray, which: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+        """As ``moves``, but row i drawn from its own game's generator ``rngs[i]`` (one call per row): the
+        move then depends on that game alone, whichever games share the batch (learn/alphazero_selfplay.py)."""
+        return np.array([int(self.members[int(m)].act_batch(states[i: i + 1], rngs[i])[0])
+                         for i, m in enumerate(which)], dtype=np.int64)
