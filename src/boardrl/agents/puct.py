@@ -100,10 +100,11 @@ def playout_results(game: Game, rows: np.ndarray, rng: np.random.Generator) -> n
 class NetworkEvaluator:
     """A policy/value network (``head: policy_value``): softmax of the legal logits and the tanh value."""
 
-    def __init__(self, game: Game, network: Any, device: Any = "cpu") -> None:
+    def __init__(self, game: Game, network: Any, device: Any = "cpu", pad_rows: int = 1) -> None:
         import torch
 
         self.game, self.network, self.device = game, network, torch.device(device)
+        self.pad_rows = int(pad_rows)  # the batch goes to the network padded to a multiple of this (see evaluate)
         self.calls = 0  # forward passes, for throughput figures
         self.positions = 0
 
@@ -112,11 +113,15 @@ class NetworkEvaluator:
         import torch
 
         x = torch.from_numpy(self.game.encode_batch(states)).to(self.device)
+        n, pad = len(states), (-len(states)) % self.pad_rows
+        if pad and n:  # copies of the first row: a row's outputs then do not depend on the batch it came in
+            x = torch.cat([x, x[:1].expand(pad, *x.shape[1:])])
         was_training = self.network.training
         self.network.eval()
         try:
             with torch.inference_mode():  # no autograd bookkeeping: the same outputs, faster (make bench, alphazero.*)
                 logits, value = self.network(x)
+                logits, value = logits[:n], value[:n]
                 logits = logits.masked_fill(~torch.from_numpy(legal).to(self.device), float("-inf"))
                 priors = torch.softmax(logits.float(), dim=1)
         finally:
