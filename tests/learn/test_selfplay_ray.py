@@ -48,16 +48,17 @@ def same_records(a: Records, b: Records) -> bool:
     return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in FIELDS)
 
 
-def trained(**params) -> tuple[dict, np.ndarray, np.ndarray]:
-    """A short training's model weights and window (rows, z)."""
+def trained(**params) -> tuple[dict, np.ndarray, np.ndarray, set[str]]:
+    """A short training's model weights, window (rows, z), and where its actors imported boardrl from."""
     learner = setup_learner(**params)
     try:
         while learner.counters["games"] < learner.p.games:
             learner.train_segment(learner.counters["games"], learner.p.games)
+        sources = set(learner.pool.sources()) if learner.pool is not None else set()
     finally:
         learner.close()
     n = len(learner.window)
-    return learner.net.state_dict(), learner.window.rows[:n].copy(), learner.window.z[:n].copy()
+    return learner.net.state_dict(), learner.window.rows[:n].copy(), learner.window.z[:n].copy(), sources
 
 
 def same_model(a: dict, b: dict) -> bool:
@@ -135,16 +136,12 @@ def ray_local():
 def test_one_and_two_actors_give_the_in_process_records_and_model(ray_local):
     """A short training (two learning phases, league games, playout caps, q targets) with no workers, 1 and 2
     actors: the same window and bit-identical weights; the actors import the driver's boardrl."""
-    ref_net, ref_rows, ref_z = trained()
+    ref_net, ref_rows, ref_z, _ = trained()
     for workers in (1, 2):
-        net, rows, z = trained(workers=workers)
+        net, rows, z, sources = trained(workers=workers)
         assert np.array_equal(rows, ref_rows) and np.array_equal(z, ref_z), workers
         assert same_model(net, ref_net), workers
-    learner = setup_learner(workers=2)
-    try:
-        assert set(learner.pool.sources()) == {str(SRC / "boardrl")}
-    finally:
-        learner.close()
+        assert sources == {str(SRC / "boardrl")}
 
 
 def _free_port() -> int:

@@ -14,10 +14,20 @@ the visit counts; ``noise``, ``dirichlet_alpha``, ``temperature_plies``, ``c_puc
 (ignored rather than refused: their defaults are non-zero, so refusing them would refuse the defaults).
 
 **Playout caps (optional).**  With ``full_search_share`` p < 1 (KataGo's playout cap randomization) each move of
-each game is drawn from the learner's generator: with probability p the full search, stored as a training
+each game is drawn from that game's generator: with probability p the full search, stored as a training
 position; otherwise ``fast_simulations`` (no root noise for PUCT, as KataGo), played but not stored.  The full
 rows of a ply are searched together, the fast rows together: at most two search calls a ply.  p = 1 draws
 nothing, so the default run is what it was.
+
+**Random streams and workers.**  Every random draw of self-play game g (cap draws, root noise or Gumbel g,
+move samples, its league member and that member's moves) comes from game g's own generator, derived from
+(seed, g) (``learn/alphazero_selfplay.py``, which holds self-play as a function of weights, params, seed and game
+indices, and says why network batches are padded).  So the games may run in ``workers`` Ray actors
+(``learn/core/selfplay_pool.py``; the param, else ``$BOARDRL_SELFPLAY_WORKERS``, else in-process): the learner
+splits a batch into contiguous chunks of games, sends the self-play network's weights once per generation, and
+adds the merged records in the in-process order, so the model is the same for any worker count (tested,
+tests/learn/test_selfplay_ray.py; docs/ray.md).  The learner's own generator draws only minibatches,
+augmentation and gating seeds.
 
 **Learning.**  After every ``train_every`` finished games, ``updates`` minibatches are drawn from the last
 ``window`` positions, each row replaced by a uniformly drawn image under the game's symmetries (the action map

@@ -8,7 +8,8 @@ the fixed players show which of their mistakes a line can wait for.
 Which games are league games follows from the run's game counter alone: game g is one when
 floor((g + 1) * share) > floor(g * share), so the share is spread evenly, and league game k puts the learner in
 seat k % 2.  A resumed run therefore schedules the same games as an uninterrupted one.  The member playing a
-league game is drawn uniformly from the learner's own generator.
+league game is drawn uniformly from the learner's own generator (``seats``; DQN), or from the game's own
+generator with its moves (``moves_per_game``; AlphaZero, whose games may run in Ray actors).
 
 Used by ``alphazero`` and ``dqn`` (params ``opponents`` and ``opponent_share``, from ``LeagueFields``).
 """
