@@ -116,6 +116,16 @@ def test_a_run_without_workers_never_imports_ray():
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
 
 
+def test_an_unreachable_ray_address_is_one_line_naming_it(monkeypatch):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'boardrl[ray]'; make test does)")
+    from boardrl.learn.core.selfplay_pool import ray_runtime
+
+    address = f"127.0.0.1:{_free_port()}"
+    monkeypatch.setenv("RAY_ADDRESS", address)
+    with pytest.raises(LearnError, match=rf"^cannot join the Ray cluster at RAY_ADDRESS={address}: [^\n]+$"):
+        ray_runtime(1)
+
+
 # ---------------------------------------------------------------------------------------------- with Ray
 @pytest.fixture(scope="module")
 def ray_local():

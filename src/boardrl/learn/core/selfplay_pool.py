@@ -14,6 +14,7 @@ The count comes from the learner's ``workers`` param, else ``$BOARDRL_SELFPLAY_W
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ def ray_runtime(cpus: int) -> Any:
         return ray
     address = os.environ.get("RAY_ADDRESS")
     if address:
+        check_reachable(address)
         try:
             ray.init(address=address, log_to_driver=False)
         except Exception as exc:  # ConnectionError, TimeoutError, ...: one line naming the address
@@ -70,6 +72,18 @@ def ray_runtime(cpus: int) -> Any:
     ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": path}})
     return ray
+
+
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A one-line ``LearnError`` naming ``address`` when nothing listens there: Ray itself retries for minutes.
+    Addresses other than [ray://]host:port (``auto``, ``local``) are left to Ray."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise LearnError(f"cannot join the Ray cluster at RAY_ADDRESS={address}: {exc.strerror or exc}") from None
 
 
 class _Actor:
