@@ -172,10 +172,12 @@ def test_an_explicit_ray_address_joins_a_cluster_of_a_head_and_a_worker_node(ray
     try:
         subprocess.run([ray_cli, "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false",
                         "--disable-usage-stats"], check=True, env=env, timeout=120, capture_output=True)
-        subprocess.run([ray_cli, "start", f"--address={address}", "--num-cpus=1", "--disable-usage-stats"],
-                       check=True, env=env, timeout=120, capture_output=True)
+        # the second node starts while the learner joins the head: its second actor waits for the node's CPU
+        node = subprocess.Popen([ray_cli, "start", f"--address={address}", "--num-cpus=1", "--disable-usage-stats"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         monkeypatch.setenv("RAY_ADDRESS", address)
         learner = setup_learner(workers=2)
+        assert node.wait(timeout=120) == 0
         try:
             records = learner._pool_play(0, 12, None)
             assert same_records(records, learner.self_player.play(learner.seed, 0, 12))
