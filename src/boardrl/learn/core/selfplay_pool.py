@@ -58,11 +58,15 @@ def ray_runtime(cpus: int) -> Any:
         raise LearnError("self-play workers need Ray: pip install 'boardrl[ray]'") from None
     if ray.is_initialized():
         return ray
+    from boardrl.cpu_pins import ISA_ENV
+
+    # the actors pin the CPU kernels as the learner does (boardrl/cpu_pins.py), wherever they run
+    isa = {ISA_ENV: os.environ[ISA_ENV]} if os.environ.get(ISA_ENV) else {}
     address = os.environ.get("RAY_ADDRESS")
     if address:
         check_reachable(address)
         try:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": isa} if isa else None)
         except Exception as exc:  # ConnectionError, TimeoutError, ...: one line naming the address
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise LearnError(f"cannot join the Ray cluster at RAY_ADDRESS={address}: {first}") from None
@@ -70,7 +74,7 @@ def ray_runtime(cpus: int) -> Any:
     src = str(Path(__file__).resolve().parents[3])  # the directory holding the boardrl package
     path = os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])
     ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})
+             runtime_env={"env_vars": {"PYTHONPATH": path, **isa}})
     return ray
 
 
