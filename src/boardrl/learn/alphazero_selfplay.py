@@ -22,7 +22,8 @@ gave the same moves but root values differing in 61 of 221 records by 1.5e-8.  A
 close visit count, and from there a game.  Padded to a multiple of 8 rows (copies of the first row), every
 position's outputs were bit-equal whatever batch it came in (random subsets and orders, 1 and 2 threads, both
 networks): MKL's row kernels then never take their remainder path.  The padding costs at most 7 rows a call.
-tests/learn/test_selfplay_ray.py checks it with the real network.
+tests/learn/test_selfplay_ray.py checks it with the real networks; a connect4 ``alphazero`` tower trained for
+8 games (two learning phases, playout caps) came out with bit-identical weights in-process and in 1 and 2 actors.
 """
 
 from __future__ import annotations
