@@ -51,6 +51,14 @@ def game_rng(seed: int, game_index: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(SELFPLAY_KEY, int(game_index))))
 
 
+def league_moves(league: League, states: np.ndarray, which: np.ndarray,
+                 rngs: list[np.random.Generator]) -> np.ndarray:
+    """The league members' moves, row i played by member ``which[i]`` with its own game's generator ``rngs[i]``
+    (one call per row: the move then depends on that game alone, whichever games share the batch)."""
+    return np.array([int(league.members[int(m)].act_batch(states[i: i + 1], rngs[i])[0])
+                     for i, m in enumerate(which)], dtype=np.int64)
+
+
 @dataclass
 class Records:
     """The learner's searched decisions of some games, in the order they are added to the window (ply, then
@@ -97,7 +105,7 @@ class SelfPlayer:
         evaluator = with_tactics(game, NetworkEvaluator(game, self.network, self.device, PAD_ROWS), p.tactics)
         rngs = [game_rng(seed, first_game + i) for i in range(n)]
         states = np.repeat(np.asarray(game.initial_state(), dtype=np.int64)[None], n, axis=0)
-        opponent_seat = self.league.schedule(first_game, n)
+        opponent_seat, _ = self.league.seats(first_game, n, np.random.default_rng(0))  # members: drawn below
         which = np.array([rngs[i].integers(len(self.league.members)) if opponent_seat[i] >= 0 else 0
                           for i in range(n)], dtype=np.int64)
         live = np.ones(n, dtype=bool)
@@ -119,8 +127,8 @@ class SelfPlayer:
                     out[f].append(v)
             if theirs.any():
                 league_rows = live_rows[theirs]
-                moves[theirs] = self.league.moves_per_game(states[league_rows], which[league_rows],
-                                                           [rngs[r] for r in league_rows])
+                moves[theirs] = league_moves(self.league, states[league_rows], which[league_rows],
+                                             [rngs[r] for r in league_rows])
             nxt, finished, rets = step_rows(game, states[live_rows], moves)
             states[live_rows] = nxt
             results[live_rows[finished]] = rets[finished]

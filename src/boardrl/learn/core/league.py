@@ -8,8 +8,7 @@ the fixed players show which of their mistakes a line can wait for.
 Which games are league games follows from the run's game counter alone: game g is one when
 floor((g + 1) * share) > floor(g * share), so the share is spread evenly, and league game k puts the learner in
 seat k % 2.  A resumed run therefore schedules the same games as an uninterrupted one.  The member playing a
-league game is drawn uniformly from the learner's own generator (``seats``; DQN), or from the game's own
-generator with its moves (``moves_per_game``; AlphaZero, whose games may run in Ray actors).
+league game is drawn uniformly from the learner's own generator.
 
 Used by ``alphazero`` and ``dqn`` (params ``opponents`` and ``opponent_share``, from ``LeagueFields``).
 """
@@ -57,18 +56,13 @@ class League:
                                  "(one is drawn per game)")
         self.share = share
 
-    def schedule(self, first_game: int, n: int) -> np.ndarray:
-        """For games first_game .. first_game + n - 1: the player the fixed opponent controls (-1: self-play)."""
-        g = first_game + np.arange(n, dtype=np.int64)
-        league = np.floor((g + 1) * self.share) > np.floor(g * self.share)
-        k = np.floor(g * self.share).astype(np.int64)  # league games before game g
-        return np.where(league, 1 - k % 2, -1).astype(np.int64)  # the opponent's player: learner first when k even
-
     def seats(self, first_game: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """For games first_game .. first_game + n - 1: the player the fixed opponent controls (-1: a self-play
         game) and which member plays it (0 for self-play games)."""
-        seat = self.schedule(first_game, n)
-        league = seat >= 0
+        g = first_game + np.arange(n, dtype=np.int64)
+        league = np.floor((g + 1) * self.share) > np.floor(g * self.share)
+        k = np.floor(g * self.share).astype(np.int64)  # league games before game g
+        seat = np.where(league, 1 - k % 2, -1).astype(np.int64)  # the opponent's player: learner first when k even
         which = np.zeros(n, dtype=np.int64)
         if league.any():
             which[league] = rng.integers(len(self.members), size=int(league.sum()))
@@ -81,9 +75,3 @@ class League:
             rows = np.flatnonzero(which == m)
             moves[rows] = self.members[int(m)].act_batch(states[rows], rng)
         return moves
-
-    def moves_per_game(self, states: np.ndarray, which: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
-        """As ``moves``, but row i drawn from its own game's generator ``rngs[i]`` (one call per row): the
-        move then depends on that game alone, whichever games share the batch (learn/alphazero_selfplay.py)."""
-        return np.array([int(self.members[int(m)].act_batch(states[i: i + 1], rngs[i])[0])
-                         for i, m in enumerate(which)], dtype=np.int64)
