@@ -12,7 +12,7 @@ $(PY):
 $(STAMP): $(PY) pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0 || $(PIP) install -q "torch>=2.4"
-	$(PIP) install -q -e ".[pipeline,dev,docs]"
+	$(PIP) install -q -e ".[pipeline,dev,docs,ray]"
 	touch $(STAMP)
 
 install: $(STAMP)

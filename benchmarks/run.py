@@ -427,6 +427,58 @@ def bench_search_methods(repeats: int) -> dict[str, float]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------- self-play on Ray
+SELFPLAY_RAY_KEYS = ("selfplay_ray.in_process_games_per_s", "selfplay_ray.actors_1_games_per_s",
+                     "selfplay_ray.actors_2_games_per_s", "selfplay_ray.startup_s", "selfplay_ray.actors_2_start_s")
+
+
+def bench_selfplay_ray(repeats: int, games: int = 32, overrides: dict | None = None) -> dict[str, float]:
+    """AlphaZero self-play of ``games`` whole Connect 4 games per batch (the connect4_alphazero network and
+    search, untrained weights), in-process and in 1 and 2 Ray actors on a local runtime (the learner's own path,
+    docs/ray.md), CPU: games per second, the median of up to 3 batches after a warm-up batch (numba, torch and
+    the first weights).  Start-up apart: ``startup_s`` is the local runtime and one actor ready, ``actors_2_start_s``
+    two more actors ready on the running runtime.  The actors use the learner's torch threads, so 2 actors of 2
+    threads share a 2-core machine's cores with nothing gained there; the figure is the overhead."""
+    try:
+        import ray
+    except ImportError:
+        return {}
+    from boardrl.config import load_params
+    from boardrl.games import make_game
+    from boardrl.learn.alphazero import AlphaZeroLearner
+    from boardrl.learn.core.selfplay_pool import WORKERS_ENV
+
+    base = load_params(HERE.parent / "params.yaml").learner_params("connect4_alphazero").model_dump()
+    game = make_game("connect4")
+    saved = {k: os.environ.pop(k, None) for k in (WORKERS_ENV, "RAY_ADDRESS")}
+    out: dict[str, float] = {}
+    try:
+        for workers, name in ((None, "in_process"), (1, "actors_1"), (2, "actors_2")):
+            params = {**base, "device": "cpu", "parallel_games": games, "train_every": 10**9, "games": 10**9,
+                      "workers": workers, **(overrides or {})}
+            learner = AlphaZeroLearner()
+            t0 = time.perf_counter()
+            learner.setup(game, learner.check_params(params), 0, None)
+            if workers:
+                learner.pool.sources()  # every actor built (imports, network) and answering
+                out["selfplay_ray.startup_s" if workers == 1 else "selfplay_ray.actors_2_start_s"] = (
+                    time.perf_counter() - t0)
+            try:
+                learner._self_play(games)  # warm-up: numba, torch, the weights sent
+                rates = []
+                for _ in range(max(1, min(repeats, 3))):
+                    t = time.perf_counter()
+                    learner._self_play(games)
+                    rates.append(games / (time.perf_counter() - t))
+                out[f"selfplay_ray.{name}_games_per_s"] = statistics.median(rates)
+            finally:
+                learner.close()
+    finally:
+        ray.shutdown()
+        os.environ.update({k: v for k, v in saved.items() if v is not None})
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- web referee
 def bench_web_referee(repeats: int) -> dict[str, float]:
     """Referee latency of ``boardrl serve`` on 40 Connect 4 positions of 8-12 stones (median, 95th percentile,
@@ -498,6 +550,7 @@ def all_benches() -> list[Bench]:
         benches.append(Bench((f"mcts.{g}_simulations_per_s",), lambda r, g=g: bench_mcts(g, r)))
     benches.append(Bench(ALPHAZERO_KEYS, bench_alphazero))
     benches.append(Bench(SEARCH_KEYS, bench_search_methods))
+    benches.append(Bench(SELFPLAY_RAY_KEYS, bench_selfplay_ray))
     benches.append(Bench(WEB_REFEREE_KEYS, bench_web_referee))
     benches.append(Bench(("pipeline.tiny_profile_s",), bench_tiny_profile))
     return benches

@@ -18,7 +18,7 @@ from boardrl.evaluate.match import play_match
 from boardrl.evaluate.stats import wilson_interval
 from boardrl.games import make_game
 from boardrl.learn import LearnError, make_learner
-import boardrl.learn.alphazero as az_learn
+import boardrl.learn.alphazero_selfplay as az_learn  # the self-play searches are looked up here
 from boardrl.learn.alphazero import AlphaZeroLearner, Window, augment
 from boardrl.learn.core.base import MANIFEST, rng_from_json, rng_state_json
 
@@ -348,9 +348,9 @@ def test_tactics_reach_self_play_and_the_trained_agent_and_need_a_game_with_a_ch
     seen = []
     real_search = az_learn.search
 
-    def spy(game, roots, evaluator, settings, rng, clock=None):
+    def spy(game, roots, evaluator, settings, rng, clock=None, **kwargs):
         seen.append(type(evaluator).__name__)
-        return real_search(game, roots, evaluator, settings, rng, clock)
+        return real_search(game, roots, evaluator, settings, rng, clock, **kwargs)
 
     monkeypatch.setattr(az_learn, "search", spy)
     for tactics in (False, True):
@@ -374,13 +374,13 @@ def calls_of_search(monkeypatch) -> list[tuple[str, int, int]]:
     seen: list[tuple[str, int, int]] = []
     real_puct, real_gumbel = az_learn.search, az_learn.gumbel_search
 
-    def puct(game, roots, evaluator, settings, rng, clock=None):
+    def puct(game, roots, evaluator, settings, rng, clock=None, **kwargs):
         seen.append(("puct", settings.simulations, len(roots), settings.noise))
-        return real_puct(game, roots, evaluator, settings, rng, clock)
+        return real_puct(game, roots, evaluator, settings, rng, clock, **kwargs)
 
-    def gumbel(game, roots, evaluator, settings, rng, noise=True, clock=None):
+    def gumbel(game, roots, evaluator, settings, rng, noise=True, clock=None, **kwargs):
         seen.append(("gumbel", settings.simulations, len(roots), noise))
-        return real_gumbel(game, roots, evaluator, settings, rng, noise=noise, clock=clock)
+        return real_gumbel(game, roots, evaluator, settings, rng, noise=noise, clock=clock, **kwargs)
 
     monkeypatch.setattr(az_learn, "search", puct)
     monkeypatch.setattr(az_learn, "gumbel_search", gumbel)

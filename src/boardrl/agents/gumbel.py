@@ -265,11 +265,14 @@ class GumbelResult:
 
 
 def gumbel_search(game: Game, roots: np.ndarray, evaluator: Evaluator, settings: GumbelSettings,
-                  rng: np.random.Generator, noise: bool = True, clock: dict[str, float] | None = None) -> GumbelResult:
+                  rng: np.random.Generator, noise: bool = True, clock: dict[str, float] | None = None,
+                  gumbel: np.ndarray | None = None) -> GumbelResult:
     """Run ``settings.simulations`` Gumbel simulations from every (unfinished) root row.
 
     ``noise`` draws g ~ Gumbel(0) per root action from ``rng`` (self-play); without it g = 0 and the result is
-    a function of the evaluator alone (evaluation).  ``clock`` as in ``puct.search``.
+    a function of the evaluator alone (evaluation).  ``gumbel`` (optional, (B, A)) is the caller's g, used instead
+    of drawing it (with ``noise``): self-play draws each game's g from that game's own generator.  ``clock`` as
+    in ``puct.search``.
     """
     clock = clock if clock is not None else {}
     for key in ("tree_s", "engine_s", "evaluator_s"):
@@ -277,7 +280,10 @@ def gumbel_search(game: Game, roots: np.ndarray, evaluator: Evaluator, settings:
     s = settings
     trees, legal = _root_trees(game, roots, evaluator, s.simulations, rng, clock)
     b = len(legal)
-    g = rng.gumbel(size=legal.shape) if noise else np.zeros(legal.shape)
+    if not noise:
+        g = np.zeros(legal.shape)
+    else:
+        g = rng.gumbel(size=legal.shape) if gumbel is None else np.asarray(gumbel, dtype=np.float64)
     considered = np.minimum(s.considered_actions, legal.sum(axis=1)).astype(np.int64)
     table = considered_visits_table(int(considered.max()), s.simulations)
     k_max = s.leaves_per_wave

@@ -100,10 +100,11 @@ def playout_results(game: Game, rows: np.ndarray, rng: np.random.Generator) -> n
 class NetworkEvaluator:
     """A policy/value network (``head: policy_value``): softmax of the legal logits and the tanh value."""
 
-    def __init__(self, game: Game, network: Any, device: Any = "cpu") -> None:
+    def __init__(self, game: Game, network: Any, device: Any = "cpu", pad_rows: int = 1) -> None:
         import torch
 
         self.game, self.network, self.device = game, network, torch.device(device)
+        self.pad_rows = int(pad_rows)  # the batch goes to the network padded to a multiple of this (see evaluate)
         self.calls = 0  # forward passes, for throughput figures
         self.positions = 0
 
@@ -112,11 +113,15 @@ class NetworkEvaluator:
         import torch
 
         x = torch.from_numpy(self.game.encode_batch(states)).to(self.device)
+        n, pad = len(states), (-len(states)) % self.pad_rows
+        if pad and n:  # copies of the first row: a row's outputs then do not depend on the batch it came in
+            x = torch.cat([x, x[:1].expand(pad, *x.shape[1:])])
         was_training = self.network.training
         self.network.eval()
         try:
             with torch.inference_mode():  # no autograd bookkeeping: the same outputs, faster (make bench, alphazero.*)
                 logits, value = self.network(x)
+                logits, value = logits[:n], value[:n]
                 logits = logits.masked_fill(~torch.from_numpy(legal).to(self.device), float("-inf"))
                 priors = torch.softmax(logits.float(), dim=1)
         finally:
@@ -356,11 +361,15 @@ def step_rows(game: Game, rows: np.ndarray, actions: np.ndarray) -> tuple[np.nda
 
 
 def search(game: Game, roots: np.ndarray, evaluator: Evaluator, settings: SearchSettings,
-           rng: np.random.Generator, clock: dict[str, float] | None = None) -> Trees:
+           rng: np.random.Generator, clock: dict[str, float] | None = None,
+           root_noise: np.ndarray | None = None) -> Trees:
     """Run ``settings.simulations`` simulations from every (unfinished) root row; returns the trees.
 
     ``clock`` (optional) accumulates seconds spent in the tree kernels (``tree_s``), the game engine
-    (``engine_s``) and the evaluator (``evaluator_s``), for throughput figures.
+    (``engine_s``) and the evaluator (``evaluator_s``), for throughput figures.  ``root_noise`` (optional, (B, A))
+    holds the caller's Dirichlet draws over each root's legal actions, used instead of drawing them from ``rng``:
+    self-play draws each game's noise from that game's own generator (learn/alphazero_selfplay.py), so a game's
+    noise does not depend on which other games share the batch.
     """
     clock = clock if clock is not None else {}
     for key in ("tree_s", "engine_s", "evaluator_s"):
@@ -377,7 +386,7 @@ def search(game: Game, roots: np.ndarray, evaluator: Evaluator, settings: Search
     t = time.perf_counter()
     raw, _ = evaluator.evaluate(roots, legal, rng)
     clock["evaluator_s"] += time.perf_counter() - t
-    trees.prior[:, 0] = root_priors(normalised_priors(raw, legal), legal, s, rng)
+    trees.prior[:, 0] = root_priors(normalised_priors(raw, legal), legal, s, rng, root_noise)
     k_max = s.leaves_per_wave
     path_node = np.zeros((b, k_max, s.simulations + 1), np.int64)
     path_action = np.zeros_like(path_node)
@@ -394,14 +403,17 @@ def search(game: Game, roots: np.ndarray, evaluator: Evaluator, settings: Search
     return trees
 
 
-def root_priors(priors: np.ndarray, legal: np.ndarray, s: SearchSettings, rng: np.random.Generator) -> np.ndarray:
-    """Mix Dirichlet(alpha) noise into the legal root priors with weight ``noise`` (AlphaZero's exploration)."""
+def root_priors(priors: np.ndarray, legal: np.ndarray, s: SearchSettings, rng: np.random.Generator,
+                draws: np.ndarray | None = None) -> np.ndarray:
+    """Mix Dirichlet(alpha) noise into the legal root priors with weight ``noise`` (AlphaZero's exploration);
+    the noise is ``draws[i, legal]`` where given, else drawn from ``rng`` root by root."""
     if s.noise <= 0:
         return priors
     out = priors.copy()
     for i in range(len(priors)):
         idx = np.flatnonzero(legal[i])
-        out[i, idx] = (1 - s.noise) * priors[i, idx] + s.noise * rng.dirichlet(np.full(idx.size, s.dirichlet_alpha))
+        d = draws[i, idx] if draws is not None else rng.dirichlet(np.full(idx.size, s.dirichlet_alpha))
+        out[i, idx] = (1 - s.noise) * priors[i, idx] + s.noise * d
     return out
 
 
@@ -453,8 +465,13 @@ def visit_policy(visits: np.ndarray, temperature: float) -> np.ndarray:
 
 def sample_moves(policy: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One action per row drawn from ``policy`` (one uniform per row)."""
+    return moves_from_uniforms(policy, rng.random(len(policy)))
+
+
+def moves_from_uniforms(policy: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """One action per row of ``policy`` by inverse CDF at the uniform ``u[i]`` in [0, 1) (``sample_moves``)."""
     cum = np.cumsum(policy, axis=1)
-    u = rng.random(len(policy)) * cum[:, -1]
+    u = np.asarray(u) * cum[:, -1]
     return np.minimum((cum <= u[:, None]).sum(axis=1), policy.shape[1] - 1).astype(np.int64)
 
 

@@ -14,10 +14,20 @@ the visit counts; ``noise``, ``dirichlet_alpha``, ``temperature_plies``, ``c_puc
 (ignored rather than refused: their defaults are non-zero, so refusing them would refuse the defaults).
 
 **Playout caps (optional).**  With ``full_search_share`` p < 1 (KataGo's playout cap randomization) each move of
-each game is drawn from the learner's generator: with probability p the full search, stored as a training
+each game is drawn from that game's generator: with probability p the full search, stored as a training
 position; otherwise ``fast_simulations`` (no root noise for PUCT, as KataGo), played but not stored.  The full
 rows of a ply are searched together, the fast rows together: at most two search calls a ply.  p = 1 draws
 nothing, so the default run is what it was.
+
+**Random streams and workers.**  Every random draw of self-play game g (cap draws, root noise or Gumbel g,
+move samples, its league member and that member's moves) comes from game g's own generator, derived from
+(seed, g) (``learn/alphazero_selfplay.py``, which holds self-play as a function of weights, params, seed and game
+indices, and says why network batches are padded).  So the games may run in ``workers`` Ray actors
+(``learn/core/selfplay_pool.py``; the param, else ``$BOARDRL_SELFPLAY_WORKERS``, else in-process): the learner
+splits a batch into contiguous chunks of games, sends the self-play network's weights once per generation, and
+adds the merged records in the in-process order, so the model is the same for any worker count (tested,
+tests/learn/test_selfplay_ray.py; docs/ray.md).  The learner's own generator draws only minibatches,
+augmentation and gating seeds.
 
 **Learning.**  After every ``train_every`` finished games, ``updates`` minibatches are drawn from the last
 ``window`` positions, each row replaced by a uniformly drawn image under the game's symmetries (the action map
@@ -50,7 +60,6 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -59,15 +68,15 @@ from torch import nn
 
 from boardrl.agents.alphazero import AlphaZeroAgent
 from boardrl.agents.base import Agent
-from boardrl.agents.gumbel import GumbelSettings, gumbel_search
-from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, has_tactics, sample_moves, search, step_rows,
-                                 visit_policy, with_tactics)
+from boardrl.agents.puct import SearchSettings, has_tactics
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 from boardrl.learn.alphazero_params import AlphaZeroParams
+from boardrl.learn.alphazero_selfplay import ActorSpec, Records, SelfPlayer
 from boardrl.learn.core.base import Learner, LearnError, rng_from_json, rng_state_json
 from boardrl.learn.core.device import adam, pick_device, torch_threads
 from boardrl.learn.core.league import League
+from boardrl.learn.core.selfplay_pool import resolved_workers
 from boardrl.nn import build_network, network_preset, parse_network_config
 
 
@@ -146,7 +155,7 @@ class AlphaZeroLearner(Learner):
     def setup(self, game: Game, params: AlphaZeroParams, seed: int, opponent: Agent | None) -> None:
         p = self.p = params
         self.game, self.seed = game, int(seed)
-        torch_threads(p.threads, self.default_threads)
+        threads = torch_threads(p.threads, self.default_threads)
         self.device = pick_device(p.device)
         torch.manual_seed(seed)
         self.config = self._config(p.network, game)
@@ -156,13 +165,23 @@ class AlphaZeroLearner(Learner):
         self.window = Window(p.window, len(game.state_type._fields), game.num_actions)
         self.rng = np.random.default_rng(seed)
         self.league = League(game, p.opponents, p.opponent_share, self.name)
+        self.self_player = SelfPlayer(game, p, self.player, self.device, self.league)
+        self._start_pool(threads)
         self.counters = {"games": 0, "positions": 0, "updates": 0, "since_train": 0, "promotions": 0}
 
     def _search_settings(self, noise: bool) -> SearchSettings:
-        p = self.p
-        return SearchSettings(simulations=p.simulations, c_puct=p.c_puct, fpu=p.fpu,
-                              leaves_per_wave=p.leaves_per_wave, dirichlet_alpha=p.dirichlet_alpha,
-                              noise=p.noise if noise else 0.0)
+        return self.self_player.search_settings(noise)
+
+    def _start_pool(self, threads: int) -> None:
+        """The Ray actors, when workers are asked for (param, else environment); none: nothing of Ray imported."""
+        workers = resolved_workers(self.p.workers)
+        self.pool, self.pool_weights_sent = None, False
+        if workers is None:
+            return
+        from boardrl.learn.core.selfplay_pool import SelfPlayPool
+
+        spec = ActorSpec(self.game.game_id, self.p.model_dump(mode="json"), self.config, threads)
+        self.pool = SelfPlayPool(workers, spec, cpus_per_actor=threads)
 
     # ------------------------------------------------------------------ the loop
     def train_segment(self, start: int, end: int) -> int:
@@ -189,78 +208,40 @@ class AlphaZeroLearner(Learner):
         return self.counters["games"]
 
     def _self_play(self, n: int, clock: dict[str, float] | None = None) -> None:
-        """Play ``n`` games side by side to the end (league games against their opponent); add the learner's
-        positions to the window."""
-        game, p = self.game, self.p
-        evaluator = with_tactics(game, NetworkEvaluator(game, self.player, self.device), p.tactics)
-        states = np.repeat(np.asarray(game.initial_state(), dtype=np.int64)[None], n, axis=0)
-        opponent_seat, which = self.league.seats(self.counters["games"], n, self.rng)
-        live = np.ones(n, dtype=bool)
-        plies = 0
-        record_rows, record_pi, record_game, record_mover, record_q = [], [], [], [], []
-        results = np.zeros((n, 2), np.float32)
-        while live.any():
-            live_rows = np.flatnonzero(live)
-            movers = game.to_move_batch(states[live_rows]).astype(np.int64)
-            theirs = movers == opponent_seat[live_rows]
-            moves = np.zeros(len(live_rows), dtype=np.int64)
-            rows = live_rows[~theirs]
-            if len(rows):
-                moves[~theirs], full, pi, q = self._searched_moves(states[rows], plies, evaluator, clock)
-                record_rows.append(states[rows[full]].copy())
-                record_pi.append(pi[full])
-                record_game.append(rows[full])
-                record_mover.append(movers[~theirs][full])
-                record_q.append(q[full])
-            if theirs.any():
-                moves[theirs] = self.league.moves(states[live_rows[theirs]], which[live_rows[theirs]], self.rng)
-            nxt, finished, rets = step_rows(game, states[live_rows], moves)
-            states[live_rows] = nxt
-            results[live_rows[finished]] = rets[finished]
-            live[live_rows[finished]] = False
-            plies += 1
-        game_of, mover = np.concatenate(record_game), np.concatenate(record_mover)
-        z = results[game_of, mover]
-        if p.value_target_q > 0:  # the search's root value is less noisy than one game's result
-            z = ((1 - p.value_target_q) * z + p.value_target_q * np.concatenate(record_q)).astype(np.float32)
-        self.window.add(np.concatenate(record_rows), np.concatenate(record_pi), z)
+        """Play the next ``n`` games side by side to the end (in-process, or in the Ray actors); add the learner's
+        positions to the window in the in-process order."""
+        first = self.counters["games"]
+        if self.pool is None:
+            records = self.self_player.play(self.seed, first, n, clock)
+        else:
+            records = self._pool_play(first, n, clock)
+        z = records.value_targets(self.p.value_target_q)
+        self.window.add(records.rows, records.pi, z)
         self.counters["games"] += n
         self.counters["since_train"] += n
         self.counters["positions"] += len(z)
 
-    def _searched_moves(self, roots: np.ndarray, plies: int, evaluator: Any,
-                        clock: dict[str, float] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(moves, full, pi, q) for the learner's rows: which rows got the full search (playout cap
-        randomization, drawn from the learner's generator only when ``full_search_share`` < 1), and for every
-        row its policy target and root value (only the full rows' are stored).  One search call per size."""
-        p, game = self.p, self.game
-        n = len(roots)
-        full = self.rng.random(n) < p.full_search_share if p.full_search_share < 1 else np.ones(n, dtype=bool)
-        moves, q = np.zeros(n, np.int64), np.zeros(n, np.float32)
-        pi, visits = np.zeros((n, game.num_actions), np.float32), np.zeros((n, game.num_actions), np.int64)
-        for rows, sims, is_full in ((full, p.simulations, True), (~full, p.fast_budget, False)):
-            if not rows.any():
-                continue
-            if p.search == "gumbel":
-                result = gumbel_search(game, roots[rows], evaluator, self._gumbel_settings(sims), self.rng,
-                                       noise=True, clock=clock)
-                moves[rows], pi[rows], trees = result.actions, result.policy, result.trees
-            else:  # a fast PUCT search has no root noise (KataGo's playout cap randomization)
-                settings = replace(self._search_settings(noise=is_full), simulations=sims)
-                trees = search(game, roots[rows], evaluator, settings, self.rng, clock)
-                visits[rows] = trees.root_visits()
-                pi[rows] = visit_policy(visits[rows], 1.0)
-            q[rows] = trees.root_values()
-        if p.search == "puct":
-            moves = sample_moves(visit_policy(visits, 1.0 if plies < p.temperature_plies else 0.0), self.rng)
-        return moves, full, pi, q
+    def _pool_play(self, first: int, n: int, clock: dict[str, float] | None) -> Records:
+        """The games in the actors: the generation's weights sent once, the chunks' records merged."""
+        if not self.pool_weights_sent:
+            self.pool.set_weights({k: v.detach().cpu() for k, v in self.player.state_dict().items()})
+            self.pool_weights_sent = True
+        parts = self.pool.play(self.seed, first, n)
+        for _, part_clock in parts:
+            for key, value in part_clock.items():
+                if clock is not None:
+                    clock[key] = clock.get(key, 0.0) + value
+        return Records.merge([records for records, _ in parts])
+
+    def close(self) -> None:
+        """Stop the self-play actors (if any); the runtime stays for the process."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
 
     def _gumbel_fields(self) -> dict[str, Any]:
         """Gumbel's own settings (m, c_visit, c_scale), for the search and the agents."""
         return {"considered_actions": self.p.considered_actions, "c_visit": self.p.c_visit, "c_scale": self.p.c_scale}
-
-    def _gumbel_settings(self, simulations: int) -> GumbelSettings:
-        return GumbelSettings(simulations=simulations, leaves_per_wave=self.p.leaves_per_wave, **self._gumbel_fields())
 
     def _learn(self) -> list[tuple[float, float]]:
         """One learning phase: ``updates`` minibatches, then (with gating) the arena."""
@@ -270,6 +251,7 @@ class AlphaZeroLearner(Learner):
             self._gate()
         else:
             self.player.load_state_dict(self.net.state_dict())
+        self.pool_weights_sent = False
         return losses
 
     def _update(self) -> tuple[float, float]:
@@ -330,6 +312,7 @@ class AlphaZeroLearner(Learner):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.net.load_state_dict(state["net"])
         self.player.load_state_dict(state["player"])
+        self.pool_weights_sent = False
         self.opt.load_state_dict(state["opt"])
         self.window.load_state_dict(state["window"])
         self.rng = rng_from_json(state["rng"])

@@ -51,6 +51,9 @@ class AlphaZeroParams(LearnerParams, LeagueFields):
     threads: int | None = Field(None, ge=1, description="torch CPU threads; null: 2 (learn/core/device.py "
                                 "resolved_threads)")
     checkpoint_every: int = Field(1_000, ge=1, exclude=True, description="games between checkpoints")
+    workers: int | None = Field(None, ge=1, exclude=True, description="self-play in this many Ray actors (null: "
+                                "$BOARDRL_SELFPLAY_WORKERS, else in-process); not part of the model: the records "
+                                "are the same for any count (learn/alphazero_selfplay.py, docs/ray.md)")
     # Gumbel search and playout cap randomization (learn/alphazero.py "Gumbel" and "Playout caps")
     search: Literal["puct", "gumbel"] = Field("puct", description="self-play search: PUCT with root noise and "
                                               "temperature, or Gumbel AlphaZero (Danihelka et al. 2022: "
