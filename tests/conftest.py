@@ -38,6 +38,7 @@ LONGEST_FIRST = (
     "tests/sweeps/test_many_machines.py",
     "tests/experiments/test_publish.py",
     "tests/sweeps/test_killed_workers.py",
+    "tests/learn/test_selfplay_ray.py",
     "tests/pipeline/test_resume.py",
     "tests/experiments/test_parallel_repro.py",
     "tests/learn/test_cpu_determinism.py",
