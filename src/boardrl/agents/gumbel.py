@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from boardrl.agents.puct import FREE, PENDING, Evaluator, Trees, _expand, normalised_priors
+from boardrl.agents.puct import Evaluator, Trees, _expand, normalised_priors, take_edge
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
 
@@ -192,8 +192,8 @@ def gumbel_select_wave(prior, visits, value, child, terminal, tvalue, mover, act
         if not active[b]:
             continue
         for k in range(walks[b]):
-            node, depth = 0, 0
-            while True:
+            node = 0
+            while node >= 0:
                 if node == 0:
                     done = 0
                     for a in range(prior.shape[2]):
@@ -202,26 +202,8 @@ def gumbel_select_wave(prior, visits, value, child, terminal, tvalue, mover, act
                                    c_visit, c_scale, buf)
                 else:
                     a = _interior_edge(prior, visits, value, tvalue, mover, b, node, c_visit, c_scale, buf)
-                ch = child[b, node, a]
-                if ch == PENDING:  # another walk of this wave is expanding this edge: drop this walk
-                    for d in range(depth):
-                        visits[b, path_node[b, k, d], path_action[b, k, d]] -= 1
-                        value[b, path_node[b, k, d], path_action[b, k, d]] += 1.0
-                    depth = 0
-                    break
-                path_node[b, k, depth], path_action[b, k, depth] = node, a
-                depth += 1
-                visits[b, node, a] += 1  # virtual loss
-                value[b, node, a] -= 1.0
-                if ch == FREE:
-                    child[b, node, a] = PENDING
-                    leaf_kind[b, k] = 1
-                    break
-                if terminal[b, ch]:
-                    leaf_kind[b, k] = 2
-                    break
-                node = ch
-            path_len[b, k] = depth
+                node = take_edge(visits, value, child, terminal, path_node, path_action, path_len, leaf_kind, b, k,
+                                 node, a)
 
 
 @njit(cache=True)

@@ -264,29 +264,38 @@ def select_wave(prior, visits, value, child, terminal, active, walks, c_puct, fp
         if not active[b]:
             continue
         for k in range(walks[b]):
-            node, depth = 0, 0
-            while True:
+            node = 0
+            while node >= 0:
                 a = _pick_edge(prior, visits, value, child, b, node, c_puct, fpu)
-                ch = child[b, node, a]
-                if ch == PENDING:  # another walk of this wave is expanding this edge: drop this walk
-                    for d in range(depth):
-                        visits[b, path_node[b, k, d], path_action[b, k, d]] -= 1
-                        value[b, path_node[b, k, d], path_action[b, k, d]] += 1.0
-                    depth = 0
-                    break
-                path_node[b, k, depth], path_action[b, k, depth] = node, a
-                depth += 1
-                visits[b, node, a] += 1  # virtual loss
-                value[b, node, a] -= 1.0
-                if ch == FREE:
-                    child[b, node, a] = PENDING
-                    leaf_kind[b, k] = 1
-                    break
-                if terminal[b, ch]:
-                    leaf_kind[b, k] = 2
-                    break
-                node = ch
-            path_len[b, k] = depth
+                node = take_edge(visits, value, child, terminal, path_node, path_action, path_len, leaf_kind, b, k,
+                                 node, a)
+
+
+@njit(cache=True)
+def take_edge(visits, value, child, terminal, path_node, path_action, path_len, leaf_kind, b, k, node, a):
+    """Walk (b, k) takes edge ``a`` of ``node`` with a virtual loss: the next node to choose from, or -1 where the
+    walk ends (``leaf_kind`` and ``path_len`` say how; ``select_wave``).  Shared by every selection rule
+    (PUCT here, Gumbel's in agents/gumbel.py): only the choice of ``a`` differs between them."""
+    depth = path_len[b, k]
+    ch = child[b, node, a]
+    if ch == PENDING:  # another walk of this wave is expanding this edge: drop this walk
+        for d in range(depth):
+            visits[b, path_node[b, k, d], path_action[b, k, d]] -= 1
+            value[b, path_node[b, k, d], path_action[b, k, d]] += 1.0
+        path_len[b, k] = 0
+        return -1
+    path_node[b, k, depth], path_action[b, k, depth] = node, a
+    path_len[b, k] = depth + 1
+    visits[b, node, a] += 1  # virtual loss
+    value[b, node, a] -= 1.0
+    if ch == FREE:
+        child[b, node, a] = PENDING
+        leaf_kind[b, k] = 1
+        return -1
+    if terminal[b, ch]:
+        leaf_kind[b, k] = 2
+        return -1
+    return ch
 
 
 @njit(cache=True)
