@@ -53,6 +53,17 @@ def load(project: Path, name: str):
     return optuna.load_study(study_name=name, storage=make_storage(f"journal:{project}/sweeps/{name}.journal"))
 
 
+def running_trials(project: Path, name: str) -> int:
+    """Trials RUNNING in the sweep's journal; 0 before the sweep has written its study there (the file comes
+    first, the study's record a moment later: loading it then is Optuna's KeyError)."""
+    if not (project / "sweeps" / f"{name}.journal").is_file():
+        return 0
+    try:
+        return sum(t.state == TrialState.RUNNING for t in load(project, name).trials)
+    except KeyError:
+        return 0
+
+
 def test_objective_with_a_fixed_trial_is_deterministic_and_scores_in_range():
     params = parse_params(small_params())
     settings = resolve_settings(params, EXP, {"gamma": None}, budget=300, seeds=[0, 1])
@@ -213,10 +224,7 @@ def test_ctrl_c_leaves_the_study_resumable_and_no_run_stuck(project):
     cmd = [sys.executable, "-m", "boardrl.cli", "sweep", EXP, "--trials", "2", "--budget", "800000"]
     proc = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        journal = project / "sweeps" / f"{EXP}.journal"
-        if journal.is_file() and any(t.state == TrialState.RUNNING for t in load(project, EXP).trials):
-            break
+    while time.monotonic() < deadline and not running_trials(project, EXP):
         time.sleep(0.3)
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
