@@ -7,8 +7,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -403,7 +405,7 @@ def test_a_damaged_dvc_lock_is_set_aside_and_the_last_good_one_put_back(tmp_path
     assert "\n" not in line
 
 
-@pytest.mark.parametrize("text", ["", '{"read": {"models/x": [{"pid": 1, "cmd": "dvc re'])
+@pytest.mark.parametrize("text", ["", '{"read": {"models/x": [{"pid": 1, "cmd": "dvc re', '{"read": 3}'])
 def test_a_damaged_dvc_rwlock_is_set_aside(tmp_path, capsys, text):
     """DVC rewrites .dvc/tmp/rwlock as stages take and free paths: a kill then left it empty and blocked reruns."""
     from boardrl.experiments.profiles import RWLOCK, guard_rwlock
@@ -420,6 +422,34 @@ def test_a_damaged_dvc_rwlock_is_set_aside(tmp_path, capsys, text):
     line = capsys.readouterr().err.strip()
     assert line.startswith(f"error: {rwlock}: damaged (") and line.endswith("DVC starts a new one")
     assert "\n" not in line
+
+
+def test_rwlock_entries_of_zombie_and_missing_processes_are_dropped_and_live_ones_kept(tmp_path):
+    """A dvc repro killed with its group stays a zombie where nobody reaps orphans (CI's container), and DVC took
+    its pid for a live holder: the rerun stopped with "'data/raw/connect-4.names' is busy"."""
+    import psutil
+    from dvc.fs import localfs
+    from dvc.rwlock import rwlock as dvc_rwlock
+
+    from boardrl.experiments.profiles import RWLOCK, guard_rwlock
+
+    zombie = subprocess.Popen(["sleep", "60"])
+    os.kill(zombie.pid, signal.SIGKILL)
+    while psutil.Process(zombie.pid).status() != psutil.STATUS_ZOMBIE:
+        time.sleep(0.01)
+    missing = max(psutil.pids()) + 100_000
+    live, dead, gone = ({"pid": pid, "cmd": "dvc repro"} for pid in (os.getpid(), zombie.pid, missing))
+    rwlock = tmp_path.joinpath(*RWLOCK)
+    rwlock.parent.mkdir(parents=True)
+    rwlock.write_text(json.dumps({"read": {"data/raw": [dead, live], "data/x": [gone]},
+                                  "write": {"models/a": dead, "models/b": live}}))
+    try:
+        assert guard_rwlock(tmp_path) is None
+    finally:
+        zombie.wait()
+    assert json.loads(rwlock.read_text()) == {"read": {"data/raw": [live]}, "write": {"models/b": live}}
+    with dvc_rwlock(str(rwlock.parent), localfs, "dvc repro 2", ["models/a"], ["data/x"], False):
+        pass  # DVC itself now lets a rerun read and write what the zombie and the missing process held
 
 
 def test_a_damaged_dvc_lock_without_a_good_copy_is_only_set_aside(tmp_path, capsys):

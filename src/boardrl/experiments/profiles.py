@@ -404,21 +404,62 @@ def guard_rwlock(directory: Path) -> Path | None:
 
     DVC rewrites this JSON file as each stage takes and frees its paths, so a kill -9 at that moment leaves it
     empty or cut off, and every later ``dvc repro`` stops with "Unable to read RWLock-file" (found by
-    tests/pipeline/test_fault_injection.py).  It only names processes that hold paths; a killed run's are gone,
-    and DVC drops entries of dead processes by itself.  A damaged one is moved to ``rwlock.damaged-<UTC time>``
-    with one line, and DVC starts a new one."""
+    tests/pipeline/test_fault_injection.py).  A damaged one is moved to ``rwlock.damaged-<UTC time>`` with one
+    line, and DVC starts a new one.  An intact one keeps only the entries of processes that still run
+    (``release_dead_holders``)."""
+    from dvc.rwlock import SCHEMA
+    from voluptuous import Invalid
+
     rwlock = directory.joinpath(*RWLOCK)
     try:
-        json.loads(rwlock.read_text())
-        return None
+        SCHEMA(json.loads(rwlock.read_text()))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, Invalid) as exc:
         aside = rwlock.with_name(f"rwlock.damaged-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
         os.replace(rwlock, aside)
         print(f"error: {rwlock}: damaged ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); moved "
               f"to {aside.name}, DVC starts a new one", file=sys.stderr, flush=True)
         return aside
+    release_dead_holders(rwlock)
+    return None
+
+
+def _process_gone(pid: int) -> bool:
+    """True when ``pid`` names no process, or only a zombie (killed, never reaped)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.AccessDenied:
+        return False  # it exists; someone else's process is not ours to call dead
+
+
+def release_dead_holders(rwlock: Path) -> list[int]:
+    """Drop the rwlock entries of processes that are gone or zombies; their pids, sorted.
+
+    DVC drops an entry whose pid does not exist, but a zombie exists: a ``dvc repro`` killed with its process
+    group stays one for as long as nobody reaps it, and in a container whose first process does not reap orphans
+    (CI's) that is forever, so every rerun stopped with "'data/raw/...' is busy, it is being blocked by (PID n)".
+    Edited under DVC's own ``rwlock.lock``, so a live DVC process never sees half an edit."""
+    from dvc.lock import make_lock
+
+    from boardrl.atomic_io import atomic_write_text
+
+    with make_lock(str(rwlock.with_name("rwlock.lock")), tmp_dir=str(rwlock.parent), hardlink_lock=False):
+        lock = json.loads(rwlock.read_text())
+        gone = sorted({info["pid"] for infos in lock.get("read", {}).values() for info in infos}
+                      | {info["pid"] for info in lock.get("write", {}).values()})
+        gone = [pid for pid in gone if _process_gone(int(pid))]
+        if not gone:
+            return []
+        lock["read"] = {path: kept for path, infos in lock.get("read", {}).items()
+                        if (kept := [info for info in infos if info["pid"] not in gone])}
+        lock["write"] = {path: info for path, info in lock.get("write", {}).items() if info["pid"] not in gone}
+        atomic_write_text(rwlock, json.dumps(lock))
+    return gone
 
 
 def _lock_problem(lock: Path) -> str | None:
