@@ -265,7 +265,13 @@ class RefereeService:
 
     def start(self, warm: dict[str, str] | None = None) -> None:
         """Start the referee lanes now, in the background, each building and running the referees of ``warm``
-        (default ``WARM``), so that the first request finds them ready."""
+        (default ``WARM``), so that the first request finds them ready; then warm the server's own share here,
+        before it returns.
+
+        Why not that share in the background too: on a cold machine it takes seconds (numba compiling the
+        game's kernels, importing the solvers for the cache key), and the first requests then waited for it on
+        the event loop, where even a quick 503 took 2.5 s (tests/web/test_limits.py, a clean clone in CI).  The
+        server accepts connections only after this returns."""
         positions = WARM if warm is None else warm
 
         def run(lane: Lane) -> None:
@@ -277,7 +283,7 @@ class RefereeService:
 
         for lane in self._lanes.values():
             threading.Thread(target=run, args=(lane,), name=f"boardrl-start-{lane.name}", daemon=True).start()
-        threading.Thread(target=self._warm_here, args=(positions,), name="boardrl-start-server", daemon=True).start()
+        self._warm_here(positions)
 
     def _warm_here(self, positions: dict[str, str]) -> None:
         """The server's own share of a request: replaying moves (the game's kernels) and the disk cache's key."""
