@@ -61,12 +61,23 @@ TARGETS: dict[str, tuple[str, float]] = {
     # The first look (issue: `make repro PROFILE=tiny` in <= 2 minutes on this machine, idle): a fresh copy of the
     # project with an empty DVC cache and MLflow database, as a new user's clone has.
     "pipeline.tiny_profile_s": ("<=", 120.0),
+    # Connect 4 self-play search, PUCT and Gumbel (issue 36: "set the figure you reach as the regression line"),
+    # connect4_alphazero's 16 simulations a move.  Three runs of `benchmarks/run.py --only alphazero.connect4_puct
+    # --repeats 3` on 2026-11-29 at 22faf02, this machine idle, gave medians (thousands a second, 1 / 2 threads)
+    # of PUCT 14.1 / 26.4, 13.1 / 22.2, 12.5 / 24.8 and Gumbel 14.0 / 25.1, 11.8 / 20.2, 14.5 / 25.4.  A run
+    # swings by up to a fifth here, so the lines sit under every run (about 75% of the middle run): a fall past
+    # them is a regression, not noise.
+    "alphazero.connect4_puct_1t_simulations_per_s": (">=", 10_000.0),
+    "alphazero.connect4_puct_2t_simulations_per_s": (">=", 18_500.0),
+    "alphazero.connect4_gumbel_1t_simulations_per_s": (">=", 10_000.0),
+    "alphazero.connect4_gumbel_2t_simulations_per_s": (">=", 18_500.0),
 }
 #: AlphaZero search figures: reported without a target (issue 10 asks for them, not for a threshold), as are the
 #: rollout agent's ``mcts.<game>_simulations_per_s``.
 ALPHAZERO_KEYS = ("alphazero.connect4_network_evals_per_s", "alphazero.connect4_simulations_per_s",
                   "alphazero.connect4_share_tree", "alphazero.connect4_share_network", "alphazero.connect4_share_engine")
-#: Batched self-play search, PUCT beside Gumbel (agents/gumbel.py), on 1 and 2 torch threads: reported, no target.
+#: Batched self-play search, PUCT beside Gumbel (agents/gumbel.py), on 1 and 2 torch threads: against the
+#: regression lines in TARGETS.
 SEARCH_KEYS = tuple(f"alphazero.connect4_{method}_{threads}t_simulations_per_s" for method in ("puct", "gumbel")
                     for threads in (1, 2))
 #: The browser app's referee latency (issue 38 asks to publish the distribution, not a threshold): see
