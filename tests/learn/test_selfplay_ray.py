@@ -154,6 +154,28 @@ def test_one_and_two_actors_give_the_in_process_records_and_model(ray_local):
         assert sources == {str(SRC / "boardrl")}
 
 
+def test_a_pool_wider_than_the_local_runtime_starts_it_again_instead_of_hanging(ray_local):
+    """Ray keeps an actor it cannot place pending for ever: 2 actors of all the machine's CPUs on a runtime of
+    that many start it again with twice as many; while a pool is open on it, that is a one-line error."""
+    from boardrl.learn.core.selfplay_pool import SelfPlayPool
+
+    n = os.cpu_count() or 1
+    small = SelfPlayPool(1, dict, cpus_per_actor=n)
+    try:
+        assert len(ray_local.get([a.source.remote() for a in small.actors], timeout=120)) == 1
+        with pytest.raises(LearnError, match=rf"^the local Ray runtime has {n} CPUs, held by 1 open self-play "
+                                             rf"pool\(s\); {2 * n} are needed: close them first$"):
+            SelfPlayPool(2, dict, cpus_per_actor=n)
+    finally:
+        small.close()
+    wide = SelfPlayPool(2, dict, cpus_per_actor=n)
+    try:
+        assert len(ray_local.get([a.source.remote() for a in wide.actors], timeout=120)) == 2
+        assert ray_local.cluster_resources()["CPU"] == 2 * n
+    finally:
+        wide.close()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

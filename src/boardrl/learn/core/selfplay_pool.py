@@ -48,16 +48,32 @@ def chunks(first_game: int, n: int, workers: int) -> list[tuple[int, int]]:
     return [(int(s), int(k)) for s, k in zip(starts, sizes)]
 
 
+#: CPUs of the local runtime this process started (None: none, or a runtime started elsewhere or a cluster), and
+#: the pools open on it.
+_local: dict[str, int | None] = {"cpus": None, "pools": 0}
+
+
 def ray_runtime(cpus: int) -> Any:
     """Ray, initialised: joined to ``$RAY_ADDRESS`` when set, else a local runtime of ``cpus`` CPUs started here
     (no dashboard).  A local runtime's workers import boardrl from the driver's source (PYTHONPATH); on a cluster
-    every node must have the same boardrl installed (docs/ray.md)."""
+    every node must have the same boardrl installed (docs/ray.md).
+
+    A local runtime started here with fewer CPUs than ``cpus`` starts again with ``cpus``: Ray would keep an actor
+    it cannot place pending for ever (``benchmarks/run.py``'s 2 actors of 2 threads after 1 actor hung 15
+    minutes).  While a pool is open on it that would kill its actors, so that is a one-line error instead."""
     try:
         import ray
     except ImportError:
         raise LearnError("self-play workers need Ray: pip install 'boardrl[ray]'") from None
     if ray.is_initialized():
-        return ray
+        started = _local["cpus"]
+        if started is None or cpus <= started:
+            return ray
+        if _local["pools"]:
+            raise LearnError(f"the local Ray runtime has {started} CPUs, held by {_local['pools']} open self-play "
+                             f"pool(s); {cpus} are needed: close them first")
+        ray.shutdown()
+    _local["cpus"] = None
     from boardrl.cpu_pins import ISA_ENV
 
     # the actors pin the CPU kernels as the learner does (boardrl/cpu_pins.py), wherever they run
@@ -75,6 +91,7 @@ def ray_runtime(cpus: int) -> Any:
     path = os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])
     ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": path, **isa}})
+    _local["cpus"] = cpus
     return ray
 
 
@@ -118,6 +135,7 @@ class SelfPlayPool:
         self.ray = ray_runtime(max(os.cpu_count() or 1, workers * cpus_per_actor))
         actor = self.ray.remote(num_cpus=cpus_per_actor)(_Actor)
         self.actors = [actor.remote(build) for _ in range(workers)]
+        _local["pools"] = (_local["pools"] or 0) + 1
 
     def set_weights(self, weights: Any) -> None:
         """Send one generation's weights (put in the object store once, read by every actor)."""
@@ -133,6 +151,8 @@ class SelfPlayPool:
         return self.ray.get([a.source.remote() for a in self.actors])
 
     def close(self) -> None:
+        if self.actors:
+            _local["pools"] = max(0, (_local["pools"] or 0) - 1)
         for a in self.actors:
             self.ray.kill(a)
         self.actors = []
