@@ -463,8 +463,9 @@ def test_a_damaged_dvc_lock_without_a_good_copy_is_only_set_aside(tmp_path, caps
 
 def test_lock_entries_of_stages_the_pipeline_lost_are_dropped(tmp_path):
     """A profile that drops experiments starts from the workspace's lock; DVC would keep their entries and rewrite
-    them after every stage.  Only entries of stages the pipeline lacks go; DVC still accepts the lock and finds
-    the kept stage up to date; a second call writes nothing."""
+    them after every stage, and leave their outputs for the report to read.  Only entries of stages the pipeline
+    lacks go, with their outputs that no stage declares; DVC still accepts the lock and finds the kept stage up
+    to date; a second call writes nothing."""
     from boardrl.experiments.profiles import prune_lock
 
     (tmp_path / "params.yaml").write_text("items: {a: 1}\n")
@@ -476,11 +477,18 @@ def test_lock_entries_of_stages_the_pipeline_lost_are_dropped(tmp_path):
     assert done.returncode == 0, done.stderr
     kept = yaml.safe_load((tmp_path / "dvc.lock").read_text())["stages"]["make@a"]
     lock = yaml.safe_load((tmp_path / "dvc.lock").read_text())
-    lock["stages"]["make@gone"] = {**kept, "cmd": "echo 2 > out-gone"}
+    lock["stages"]["make@gone"] = {**kept, "cmd": "echo 2 > out-gone",
+                                   "outs": [{**kept["outs"][0], "path": p} for p in ("out-gone", "out-a", "../x")]}
     (tmp_path / "dvc.lock").write_text(yaml.safe_dump(lock, sort_keys=False))
+    (tmp_path / "out-gone").write_text("2\n")  # the removed stage's output: the report would read it
+    outside = tmp_path.parent / "x"
+    outside.write_text("not the project's")
 
     assert prune_lock(tmp_path) == ["make@gone"]
     assert yaml.safe_load((tmp_path / "dvc.lock").read_text())["stages"] == {"make@a": kept}
+    assert not (tmp_path / "out-gone").exists()
+    assert (tmp_path / "out-a").read_text() == "1\n"  # a path the pipeline still declares stays
+    assert outside.read_text() == "not the project's"  # nothing outside the project is touched
     status = subprocess.run([str(Path(sys.executable).parent / "dvc"), "status", "--json"], cwd=tmp_path,
                             capture_output=True, text=True)
     assert status.returncode == 0 and json.loads(status.stdout) == {}, status.stdout + status.stderr

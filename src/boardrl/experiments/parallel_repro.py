@@ -44,10 +44,12 @@ LOG_TAIL_LINES = 25
 
 @dataclass(frozen=True)
 class StageGraph:
-    """The pipeline's stages in ``dvc.yaml`` order and, for each, the stages whose outputs it reads."""
+    """The pipeline's stages in ``dvc.yaml`` order and, for each, the stages whose outputs it reads; the paths
+    its stages declare as outputs (relative to the project)."""
 
     order: tuple[str, ...]
     upstream: Mapping[str, frozenset[str]]
+    outputs: frozenset[str] = frozenset()
 
     def downstream_closure(self, names: set[str]) -> set[str]:
         """``names`` and every stage that depends on one of them, directly or not."""
@@ -74,9 +76,11 @@ def load_graph(root: Path) -> StageGraph:
         order = tuple(_address(s, root) for s in repo.index.stages)
         upstream = {_address(s, root): frozenset(_address(d, root) for d in graph.successors(s))
                     for s in graph.nodes}
+        base = Path(root).resolve()
+        outputs = frozenset(os.path.relpath(o.fs_path, base) for s in repo.index.stages for o in s.outs)
     finally:
         repo.close()
-    return StageGraph(order, {n: upstream.get(n, frozenset()) for n in order})
+    return StageGraph(order, {n: upstream.get(n, frozenset()) for n in order}, outputs)
 
 
 def _address(stage, root: Path) -> str:

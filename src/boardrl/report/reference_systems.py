@@ -84,7 +84,8 @@ class ReferenceNumber:
 #: Exp 04: the system as published (its two bugs fixed), then ours on the same protocol.
 _S000_UCI = ("connect4_seed000_uci", "connect4_seed000_dqn_uci")
 _S000_UCI_REASON = ("connect4_seed000_uci is the system as published, its two bugs fixed (learn/seed000_afterstate.py); "
-                    "the default profile trains a tenth of its 15,000 episodes, the full profile all of them. "
+                    "the full profile trains its 15,000 episodes (the default profile does not define it: a "
+                    "tenth of them did not judge the system). "
                     "connect4_seed000_dqn_uci is ours: Double DQN with a target network, Adam, Huber loss, batches of "
                     "128 every 64 steps, replay 100,000, epsilon over 100,000 steps, gamma 0.9, mirror images, a Q "
                     "value per move instead of a value per afterstate, and its own budget in steps")
@@ -133,10 +134,9 @@ _S001_4X4 = ("dots_and_boxes_4x4_seed001_dqn_cmm",)
 _S001_4X4_REASON = ("dots_and_boxes_4x4_seed001_dqn_cmm is the system's DQN_CMM as published (its network, TF1 "
                     "RMSProp at 1e-6, its conditional-minimax target from its own network, replay 20,000 learning "
                     "from 10,000, self-play against a frozen copy refreshed every 1,000 games, the paper's first "
-                    "value; its code's HEAD: 25,000), on our planes instead of its walls tensor. The default profile "
-                    "trains 600 of the system's 1,000,000 games (about 110 of them after the replay fills: ~2,300 "
-                    "minibatches), profiles/full.yaml 8,000 (the system's budget would take about 15 days on one "
-                    "core), so the comparison is of a far shorter run")
+                    "value; its code's HEAD: 25,000), on our planes instead of its walls tensor. The full profile "
+                    "trains 8,000 of the system's 1,000,000 games (its budget would take about 15 days on one core), "
+                    "so the comparison is of a far shorter run; the default profile does not define it")
 
 
 def _s001() -> list[ReferenceNumber]:
@@ -179,7 +179,7 @@ _S002_DQ_PAIR = ("tictactoe_seed002_dqn_vs_second_dq",)
 _S002_C4_DQ_SR, _S002_C4_DQ_SELF = ("connect4_seed002_dqn_vs_semirandom",), ("connect4_seed002_dqn_selfplay",)
 #: Reproductions that only the full profile defines: another profile's report says so instead of "not run yet".
 FULL_PROFILE_ONLY = frozenset(_S002_DQ_R + _S002_DQ_SELF + _S002_DQ_PAIR + _S002_DQ_MAXMIN + _S002_C4_DQ_SR
-                              + _S002_C4_DQ_SELF)
+                              + _S002_C4_DQ_SELF + _S000_UCI[:1] + _S001_4X4)
 
 
 def _s002() -> list[ReferenceNumber]:
