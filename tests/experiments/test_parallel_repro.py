@@ -189,3 +189,28 @@ def test_torch_stages_claim_their_threads_and_the_rest_one_core(monkeypatch):
     assert "train@tictactoe_tabular_q" not in cores  # one core
     monkeypatch.setenv("BOARDRL_TORCH_THREADS", "1")
     assert stage_cores(root, 2)["train@connect4_alphazero"] == 1  # the override torch itself would take
+
+
+def test_a_skipped_stage_keeps_the_seconds_of_its_last_real_run(tmp_path, capsys):
+    """The schedule starts the longest known stages first; a stage DVC only checked and skipped (its inputs came
+    out byte-equal) must not record the second that took, or the next real run would start it last."""
+    from boardrl.experiments.parallel_repro import SECONDS_FILE
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["dvc", "init", "-q"], cwd=root, check=True, env=_env())
+    (root / "input.txt").write_text("x\n")
+    copy = f'{sys.executable} -c "import shutil; shutil.copy(\'input.txt\', \'p.txt\')"'
+    slow = f'{sys.executable} -c "import time, shutil; time.sleep(1.5); shutil.copy(\'p.txt\', \'q.txt\')"'
+    stages = {"p": {"cmd": copy, "deps": ["input.txt"], "outs": ["p.txt"]},
+              "q": {"cmd": slow, "deps": ["p.txt"], "outs": ["q.txt"]}}
+    (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}, sort_keys=False))
+    assert parallel_repro(root, _env(), jobs=2) == 0
+    first = json.loads(root.joinpath(*SECONDS_FILE).read_text())
+    assert first["q"] >= 1.5
+    stages["p"]["cmd"] += " "  # p reruns and writes the same bytes: DVC checks q and skips it
+    (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}, sort_keys=False))
+    assert parallel_repro(root, _env(), jobs=2) == 0
+    assert "q: unchanged, skipped" in capsys.readouterr().err
+    assert json.loads(root.joinpath(*SECONDS_FILE).read_text())["q"] == first["q"]
