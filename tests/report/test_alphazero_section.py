@@ -327,3 +327,13 @@ def test_each_experiment_links_to_the_browser_app_with_its_model_as_the_opponent
 
     md = markdown.render([play_line(experiment("connect4_alphazero", "connect4", None))])
     assert "http://127.0.0.1:8000/?game=connect4&opponent=model%3Aconnect4_alphazero&referee=1" in md
+
+
+def test_a_verdict_is_structured_and_reads_as_a_sentence():
+    from boardrl.report.alphazero_section import Verdict, not_measured
+
+    assert Verdict().met and str(Verdict()) == "met"
+    short = Verdict(("maxmin: 89.5% as first", "trained 16 min 0 s"))
+    assert not short.met and str(short) == "not met (maxmin: 89.5% as first; trained 16 min 0 s)"
+    assert not not_measured("no maxmin in the ladder").met
+    assert str(not_measured("no maxmin in the ladder")) == "not measured (no maxmin in the ladder)"

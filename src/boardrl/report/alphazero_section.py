@@ -36,13 +36,36 @@ EXPECTED: tuple[str, ...] = tuple(dict.fromkeys(
     [r for n in REFERENCE_NUMBERS if n.kind == KIND for r in n.reproduction]
     + [exp_id for (_, kind), exp_id in BEST.items() if kind == KIND]))
 
-Check = Callable[[SeedResult], str]
+@dataclass(frozen=True)
+class Verdict:
+    """A target's outcome from one seed's numbers: met, short of it (each shortfall in words), or not measured
+    (why).  Structured so that a check built on another (``trained_within``) adds to its shortfalls instead of
+    parsing its sentence."""
+
+    shortfalls: tuple[str, ...] = ()
+    unmeasured: str | None = None
+
+    @property
+    def met(self) -> bool:
+        return self.unmeasured is None and not self.shortfalls
+
+    def __str__(self) -> str:
+        if self.unmeasured is not None:
+            return f"not measured ({self.unmeasured})"
+        return "met" if not self.shortfalls else f"not met ({'; '.join(self.shortfalls)})"
+
+
+def not_measured(why: str) -> Verdict:
+    return Verdict(unmeasured=why)
+
+
+Check = Callable[[SeedResult], Verdict]
 
 
 # ---------------------------------------------------------------------------------------------- targets
 @dataclass(frozen=True)
 class Target:
-    """One target of an issue: what it asks, in words, and the check that says "met" or why not."""
+    """One target of an issue: what it asks, in words, and the check that gives its verdict."""
 
     words: str
     check: Check
@@ -69,21 +92,20 @@ def near(rate: float | None, bound: float) -> str:
     return pct(rate, digits)
 
 
-def _missing(s: SeedResult, opponents: tuple[str, ...]) -> str | None:
+def _missing(s: SeedResult, opponents: tuple[str, ...]) -> Verdict | None:
     absent = [o for o in opponents if o not in s.opponents]
-    return f"not measured (no {', '.join(absent)} in the ladder)" if absent else None
+    return not_measured(f"no {', '.join(absent)} in the ladder") if absent else None
 
 
 def no_loss(opponent: str) -> Check:
     """Not one game lost to ``opponent`` in either seat."""
-    def check(s: SeedResult) -> str:
+    def check(s: SeedResult) -> Verdict:
         missing = _missing(s, (opponent,))
         if missing:
             return missing
         lost = [(seat, *seat_count(s.opponents[opponent].seats[seat], "loss")) for seat in PLAYED_SEATS]
-        short = [f"{k:,} loss{'es' if k != 1 else ''} in {n:,} games {SEAT_NAMES[seat]}" for seat, k, n in lost
-                 if k > 0 or n == 0]
-        return "met" if not short else f"not met ({'; '.join(short)})"
+        return Verdict(tuple(f"{k:,} loss{'es' if k != 1 else ''} in {n:,} games {SEAT_NAMES[seat]}"
+                             for seat, k, n in lost if k > 0 or n == 0))
     return check
 
 
@@ -95,7 +117,7 @@ def majority(*opponents: str) -> Check:
 def seat_wins(least: float, *opponents: str, strictly: bool = False) -> Check:
     """At least ``least`` of the games won (more than, if ``strictly``) against each of ``opponents`` in each
     seat; the seats that fall short, with their rates."""
-    def check(s: SeedResult) -> str:
+    def check(s: SeedResult) -> Verdict:
         missing = _missing(s, opponents)
         if missing:
             return missing
@@ -107,53 +129,52 @@ def seat_wins(least: float, *opponents: str, strictly: bool = False) -> Check:
                 if not ok:
                     who = f"{opp}: " if len(opponents) > 1 else ""
                     short.append(f"{who}{near(wins / n if n else None, least)} {SEAT_NAMES[seat]}")
-        return "met" if not short else f"not met ({'; '.join(short)})"
+        return Verdict(tuple(short))
     return check
 
 
 def trained_within(seconds: float, strength: Check) -> Check:
     """``strength`` met by a seed whose training took at most ``seconds`` (its summary's training time, all its
     processes); every shortfall named, the strength's first."""
-    def check(s: SeedResult) -> str:
+    def check(s: SeedResult) -> Verdict:
         judged = strength(s)
-        if judged.startswith("not measured"):
+        if judged.unmeasured is not None:
             return judged
         summary = s.train_provenance
         took = finite(summary.get("training_seconds", summary.get("seconds")))
         if took is None or took <= 0:
-            return "not measured (no training time in the summary)"
-        short = [] if judged == "met" else [judged.removeprefix("not met (").removesuffix(")")]
-        if took > seconds:
-            short.append(f"trained {int(took // 60)} min {took % 60:.0f} s")
-        return "met" if not short else f"not met ({'; '.join(short)})"
+            return not_measured("no training time in the summary")
+        late = (f"trained {int(took // 60)} min {took % 60:.0f} s",) if took > seconds else ()
+        return Verdict(judged.shortfalls + late)
     return check
 
 
 def combined_wins(opponent: str, least: float) -> Check:
     """At least ``least`` of the games won against ``opponent``, both seats together."""
-    def check(s: SeedResult) -> str:
+    def check(s: SeedResult) -> Verdict:
         missing = _missing(s, (opponent,))
         if missing:
             return missing
         wins, n = seat_count(s.opponents[opponent].combined, "win")
-        return "met" if n and wins >= least * n - 1e-9 else f"not met ({near(wins / n if n else None, least)} combined)"
+        ok = n and wins >= least * n - 1e-9
+        return Verdict(() if ok else (f"{near(wins / n if n else None, least)} combined",))
     return check
 
 
 def optimal_share(least: float) -> Check:
     """An optimal-move rate (with search) of at least ``least``; counts where the results hold them."""
-    def check(s: SeedResult) -> str:
+    def check(s: SeedResult) -> Verdict:
         ev = s.evaluation
         rate = finite(ev.optimal_move_rate) if ev is not None else None
         if ev is None or rate is None:
-            return "not measured (no optimal-move rate)"
+            return not_measured("no optimal-move rate")
         detail = ev.optimal_move or CountedRate()
         good, n = detail.optimal, detail.n
         ok = good >= least * n - 1e-9 if good is not None and n else rate >= least - 1e-9
         if ok:
-            return "met"
+            return Verdict()
         misses = f": {n - good:,} of {n:,} moves not optimal" if good is not None and n else ""
-        return f"not met ({near(rate, least)}{misses})"
+        return Verdict((f"{near(rate, least)}{misses}",))
     return check
 
 
