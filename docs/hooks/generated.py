@@ -101,14 +101,19 @@ def _experiments(root: Path, learner: str | None) -> str:
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
     full = (yaml.safe_load((root / "profiles" / "full.yaml").read_text(encoding="utf-8")) or {}).get("experiments", {})
     rows = []
-    for exp_id, exp in (params.get("experiments") or {}).items():
+    defined = params.get("experiments") or {}
+    for exp_id, exp in defined.items():
         if exp.get("learner") != learner:
             continue
         overlay = full.get(exp_id) or {}
         rows.append([f"`{exp_id}`", exp["game"], _code(exp.get("seeds", [0])), _code(exp.get("params") or {}),
                      _code(overlay) if overlay else ""])
+    for exp_id, exp in full.items():  # experiments that only the full profile defines
+        if exp_id not in defined and exp.get("learner") == learner:
+            rows.append([f"`{exp_id}`", exp["game"], _code(exp.get("seeds", [0])), _code(exp.get("params") or {}),
+                         "defined in the full profile only"])
     if not rows:
-        raise PluginError(f"params.yaml has no experiment with learner {learner!r}")
+        raise PluginError(f"neither params.yaml nor profiles/full.yaml has an experiment with learner {learner!r}")
     return _table(["experiment", "game", "seeds", "params (beside the defaults)", "profile full changes"], rows)
 
 

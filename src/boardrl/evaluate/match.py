@@ -18,7 +18,9 @@ Why it looks like this:
   referee's tables), more than many matches take: 1,000 tic-tac-toe games against ``perfect`` take 1.2 s in
   this process and 4.3 s on two workers.  So, except in lock-step (a search: every chunk is worth a worker),
   the first chunk is played here, and the pool starts only when the remaining chunks, timed by that one, would
-  take longer than ``POOL_WORTH_S``.  Chunks carry their own seeds, so where a chunk runs never changes a game.
+  take longer than ``POOL_WORTH_S``.  Chunks carry their own seeds, so where a chunk runs never changes a game:
+  with ``$BOARDRL_MATCH_BACKEND=ray`` the pooled chunks run as Ray tasks instead, locally or on a cluster
+  (``evaluate/match_ray.py``).
 * Seats: with ``"alternate"`` game 2k has agent A as player 0 and game 2k+1 as player 1, both from the same
   start position, so a start list is played from both sides.  "As first" always means A controls player 0,
   even when a start position has player 1 to move.
@@ -36,6 +38,7 @@ import numpy as np
 from tqdm import tqdm
 
 from boardrl.agents.base import Agent
+from boardrl.evaluate.match_ray import match_backend, ray_chunks
 from boardrl.evaluate.stats import SeatStats
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, IllegalMoveError
@@ -286,6 +289,7 @@ def play_match(
     played once from each side.  Same arguments and seed give the same result whatever ``processes`` is.
     """
     _validate(game, agent_a, agent_b, games, seats, start_order, processes, batch_size)
+    backend = match_backend()
     start_rows = _start_rows(game, starts)
     schedule_seq, play_seq = np.random.SeedSequence(seed).spawn(2)
     a_player, start_index = _schedule(int(games), seats, start_rows.shape[0], start_order, schedule_seq)
@@ -308,10 +312,13 @@ def play_match(
         if workers <= 1:
             _collect((_run_chunk(game, agents, c, start_rows) for c in rest), outcomes, lengths, bar)
         else:
-            ctx = mp.get_context("spawn")
             threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None
-            with ctx.Pool(workers, initializer=_init_worker, initargs=(game, agents, start_rows, threads)) as pool:
-                _collect(pool.imap_unordered(_worker_chunk, rest), outcomes, lengths, bar)
+            if backend == "ray":
+                _collect(ray_chunks(game, agents, rest, start_rows, workers, threads), outcomes, lengths, bar)
+            else:
+                with mp.get_context("spawn").Pool(workers, initializer=_init_worker,
+                                                  initargs=(game, agents, start_rows, threads)) as pool:
+                    _collect(pool.imap_unordered(_worker_chunk, rest), outcomes, lengths, bar)
     return MatchResult(agent_a.name, agent_b.name, int(seed), seats, a_player, outcomes, lengths, start_index)
 
 

@@ -1,0 +1,62 @@
+"""A match's chunks as Ray tasks: the evaluate stage's long ladders on a local Ray runtime or a cluster.
+
+Why: a ladder against search-based opponents (MCTS with 1,000 simulations, alpha-beta, an AlphaZero agent with
+hundreds of simulations a move) is minutes of independent games.  ``evaluate/match.py`` cuts them into chunks
+that carry their own seeds, so a chunk played in a Ray task anywhere gives the games it gives in this process.
+With ``$BOARDRL_MATCH_BACKEND=ray`` the chunks that would go to a process pool go to Ray instead, on
+``$BOARDRL_PROCESSES`` CPUs of a local runtime, or on the cluster at ``$RAY_ADDRESS`` (Ray's own convention;
+the same runtime as self-play's, ``learn/core/selfplay_pool.py``).  Ray is imported only then.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from boardrl.errors import BoardRLError
+
+#: Environment variable choosing where a match's pooled chunks run: worker processes here, or Ray tasks.
+BACKEND_ENV = "BOARDRL_MATCH_BACKEND"
+BACKENDS = ("processes", "ray")
+
+
+def match_backend(environ: Mapping[str, str] = os.environ) -> str:
+    """``$BOARDRL_MATCH_BACKEND`` (default ``processes``); a one-line error for anything else."""
+    raw = environ.get(BACKEND_ENV) or BACKENDS[0]
+    if raw not in BACKENDS:
+        raise BoardRLError(f"${BACKEND_ENV} must be one of {', '.join(BACKENDS)}, got {raw!r}")
+    return raw
+
+
+def _play_chunk(shared: bytes, chunk: Any) -> Any:
+    """In a Ray worker: the parent's torch threads (a network's outputs depend on them), then the chunk.
+
+    ``shared`` is pickled by hand: arrays that Ray's object store hands out zero-copy are read-only, and the
+    game kernels (numba) are compiled for writable ones."""
+    from boardrl.evaluate.match import _run_chunk
+
+    game, agents, start_rows, threads = pickle.loads(shared)
+    if threads is not None and "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    return _run_chunk(game, agents, chunk, start_rows)
+
+
+def ray_chunks(game: Any, agents: tuple[Any, Any], chunks: list[Any], start_rows: Any, cpus: int,
+               threads: int | None) -> Iterator[Any]:
+    """Each chunk's (first game, outcomes, lengths), in the order they finish, from one Ray task per chunk."""
+    import importlib.util
+
+    from boardrl.learn.core.selfplay_pool import ray_runtime
+
+    if importlib.util.find_spec("ray") is None:
+        raise BoardRLError(f"${BACKEND_ENV}=ray needs Ray: pip install 'boardrl[ray]'")
+    ray = ray_runtime(cpus)
+    shared = ray.put(pickle.dumps((game, agents, start_rows, threads)))
+    play = ray.remote(num_cpus=1)(_play_chunk)
+    pending = [play.remote(shared, chunk) for chunk in chunks]
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        yield ray.get(done[0])
