@@ -258,3 +258,22 @@ def test_match_pins_torch_to_the_models_recorded_thread_count(tmp_path):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_train_with_a_profile_takes_its_budgets_and_the_experiments_it_alone_defines(monkeypatch, tmp_path):
+    """`--profile full` resolves an experiment only profiles/full.yaml defines, with the full budget; a bad profile
+    or --params beside it is one line."""
+    import boardrl.experiments.train as train_mod
+
+    seen = []
+    monkeypatch.setattr(train_mod, "run_train", lambda spec, where, progress: seen.append(spec) or [])
+    monkeypatch.chdir(PARAMS.parent)
+    res = runner.invoke(app, ["train", "connect4_seed000_uci", "--profile", "full", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert seen[0].learner == "seed000_afterstate" and seen[0].budget == 15000
+    assert_one_line_error(runner.invoke(app, ["train", "connect4_seed000_uci", "--out", str(tmp_path)]),
+                          "connect4_seed000_uci")
+    assert_one_line_error(runner.invoke(app, ["train", "x", "--profile", "nosuch", "--out", str(tmp_path)]),
+                          "unknown profile 'nosuch'")
+    assert_one_line_error(runner.invoke(app, ["train", "x", "--profile", "full", "--params", "p.yaml"]),
+                          "--params or --profile, not both")

@@ -516,16 +516,27 @@ def train(
     out: Annotated[Path | None, typer.Option(
         "--out", help="Where its models, snapshots and summaries go (default: tryouts/<experiment>).")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+    profile: Annotated[str | None, typer.Option(
+        "--profile", help="Apply this profile's overlay (profiles/<name>.yaml) to the params first, e.g. full: "
+                          "its budgets, and the experiments it alone defines.")] = None,
 ) -> None:
     """Train one experiment outside DVC, to try something out: its outputs go to --out, never over the pipeline's
     (models/, results/), and its MLflow runs go to this project's store like a stage's."""
     import os
 
-    from boardrl.config import load_params
+    from boardrl.config import load_params, parse_params
     from boardrl.experiments.train import run_train
     from boardrl.tracking.store import TRACKING_ROOT_ENV
 
-    spec = load_params(params_file).spec(experiment)  # an unknown id: one line before any work
+    if profile is None:
+        params = load_params(params_file)
+    else:
+        from boardrl.experiments.profiles import effective_params
+
+        if params_file != Path("params.yaml"):
+            raise BoardRLError("--profile applies to the project's params.yaml; give --params or --profile, not both")
+        params = parse_params(effective_params(Path.cwd(), profile))
+    spec = params.spec(experiment)  # an unknown id: one line before any work
     where = (out or Path("tryouts") / experiment).resolve()
     if where == Path.cwd().resolve():
         raise BoardRLError("--out must not be the project itself: the pipeline's outputs live there")

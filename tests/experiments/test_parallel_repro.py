@@ -214,3 +214,25 @@ def test_a_skipped_stage_keeps_the_seconds_of_its_last_real_run(tmp_path, capsys
     assert parallel_repro(root, _env(), jobs=2) == 0
     assert "q: unchanged, skipped" in capsys.readouterr().err
     assert json.loads(root.joinpath(*SECONDS_FILE).read_text())["q"] == first["q"]
+
+
+def test_a_first_run_orders_by_the_committed_seconds_and_this_machines_own_win(tmp_path):
+    """A fresh clone has timed nothing: the committed prior (pipeline/stage-seconds.json) ranks the stages; a
+    stage this machine has run ranks by its own seconds; a damaged file counts as none."""
+    from boardrl.experiments.parallel_repro import PRIOR_SECONDS_FILE, SECONDS_FILE, _read_seconds
+
+    graph = StageGraph(("a", "b", "c"), {n: frozenset() for n in "abc"})
+    prior, own = tmp_path.joinpath(*PRIOR_SECONDS_FILE), tmp_path.joinpath(*SECONDS_FILE)
+    prior.parent.mkdir(parents=True)
+    prior.write_text(json.dumps({"b": 50.0, "c": 400.0}))
+    assert Schedule(graph, {"a", "b", "c"}, _read_seconds(tmp_path)).ready() == ["c", "b", "a"]
+    own.parent.mkdir(parents=True)
+    own.write_text(json.dumps({"c": 10.0}))
+    assert Schedule(graph, {"a", "b", "c"}, _read_seconds(tmp_path)).ready() == ["b", "c", "a"]
+    own.write_text("{not json")
+    assert _read_seconds(tmp_path) == {"b": 50.0, "c": 400.0}
+    prior.write_text("[1, 2]")
+    assert _read_seconds(tmp_path) == {}
+
+    shipped = Path(__file__).resolve().parents[2].joinpath(*PRIOR_SECONDS_FILE)
+    assert _read_seconds(shipped.parents[1])["train@connect4_alphazero"] > 60  # the committed prior is read

@@ -20,7 +20,11 @@ learner params, seed), and torch's thread count is part of the params (``learn/c
 Each stage's output goes to ``.dvc/tmp/repro-logs/<stage>.log``; the terminal shows one progress bar over the
 stages, a line per finished stage and the stage's notes and warnings.  After a failure no new stage starts, the running ones finish, and the
 failed stage's log tail is printed.  How long each stage took is kept in ``.dvc/tmp/stage-seconds.json``, and the
-next run starts the longest ready stage first (the others by their order in ``dvc.yaml``).
+next run starts the longest ready stage first (the others by their order in ``dvc.yaml``).  A first run (a fresh
+clone) has no such file, so ``pipeline/stage-seconds.json``, committed from a whole default run on the project's
+2-core machine, stands in for the stages this machine has not timed yet: without it the longest training
+(``train@connect4_alphazero``, the last experiment in params.yaml) started after everything before it and
+stretched the run's end.  Only the order depends on these seconds, never a result.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from boardrl.atomic_io import atomic_write_json
 
 LOG_DIR = (".dvc", "tmp", "repro-logs")
 SECONDS_FILE = (".dvc", "tmp", "stage-seconds.json")
+PRIOR_SECONDS_FILE = ("pipeline", "stage-seconds.json")  # committed: a whole default run's, for a first run
 JOBS_ENV = "BOARDRL_REPRO_JOBS"  # stages side by side; default: the cores this process may use
 LOG_TAIL_LINES = 25
 
@@ -184,10 +189,15 @@ def log_path(root: Path, name: str) -> Path:
 
 
 def _read_seconds(root: Path) -> dict[str, float]:
+    """Each stage's seconds: this machine's last real run of it, else the committed prior; {} for neither."""
+    return {**_seconds_in(root.joinpath(*PRIOR_SECONDS_FILE)), **_seconds_in(root.joinpath(*SECONDS_FILE))}
+
+
+def _seconds_in(path: Path) -> dict[str, float]:
     try:
-        data = json.loads(root.joinpath(*SECONDS_FILE).read_text())
+        data = json.loads(path.read_text())
         return {str(k): float(v) for k, v in data.items()}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, TypeError):
         return {}
 
 
@@ -240,7 +250,7 @@ def run_stages(root: Path, schedule: Schedule, jobs: int, launch: Launcher, say:
 def _run(root: Path, schedule: Schedule, jobs: int, launch: Launcher, say: Callable[[str], None],
          progress: Callable[[list[str]], None], poll_s: float,
          running: dict[str, tuple[subprocess.Popen, float]]) -> int:
-    seconds = dict(schedule.seconds)
+    seconds = _seconds_in(root.joinpath(*SECONDS_FILE))  # this machine's own; the prior is only read
     failure = 0
     while running or (not failure and not schedule.finished()):
         if not failure:
