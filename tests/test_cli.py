@@ -265,8 +265,11 @@ def test_train_with_a_profile_takes_its_budgets_and_the_experiments_it_alone_def
     or --params beside it is one line."""
     import boardrl.experiments.train as train_mod
 
+    from boardrl.tracking.store import TRACKING_ROOT_ENV
+
     seen = []
     monkeypatch.setattr(train_mod, "run_train", lambda spec, where, progress: seen.append(spec) or [])
+    monkeypatch.setenv(TRACKING_ROOT_ENV, str(tmp_path))  # the command sets it when unset: not for later tests
     monkeypatch.chdir(PARAMS.parent)
     res = runner.invoke(app, ["train", "connect4_seed000_uci", "--profile", "full", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output

@@ -314,7 +314,8 @@ def play_match(
         else:
             threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None
             if backend == "ray":
-                _collect(ray_chunks(game, agents, rest, start_rows, workers, threads), outcomes, lengths, bar)
+                _collect(ray_chunks(game, agents, rest, start_rows, workers, threads, _run_chunk), outcomes, lengths,
+                         bar)
             else:
                 with mp.get_context("spawn").Pool(workers, initializer=_init_worker,
                                                   initargs=(game, agents, start_rows, threads)) as pool:

@@ -5,7 +5,7 @@ hundreds of simulations a move) is minutes of independent games.  ``evaluate/mat
 that carry their own seeds, so a chunk played in a Ray task anywhere gives the games it gives in this process.
 With ``$BOARDRL_MATCH_BACKEND=ray`` the chunks that would go to a process pool go to Ray instead, on
 ``$BOARDRL_PROCESSES`` CPUs of a local runtime, or on the cluster at ``$RAY_ADDRESS`` (Ray's own convention;
-the same runtime as self-play's, ``learn/core/selfplay_pool.py``).  Ray is imported only then.
+or one this process started already, self-play's).  Ray is imported only then.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import pickle
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from boardrl.errors import BoardRLError
@@ -36,25 +37,50 @@ def _play_chunk(shared: bytes, chunk: Any) -> Any:
 
     ``shared`` is pickled by hand: arrays that Ray's object store hands out zero-copy are read-only, and the
     game kernels (numba) are compiled for writable ones."""
-    from boardrl.evaluate.match import _run_chunk
-
-    game, agents, start_rows, threads = pickle.loads(shared)
+    game, agents, start_rows, threads, run_chunk = pickle.loads(shared)
     if threads is not None and "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
-    return _run_chunk(game, agents, chunk, start_rows)
+    return run_chunk(game, agents, chunk, start_rows)
 
 
-def ray_chunks(game: Any, agents: tuple[Any, Any], chunks: list[Any], start_rows: Any, cpus: int,
-               threads: int | None) -> Iterator[Any]:
-    """Each chunk's (first game, outcomes, lengths), in the order they finish, from one Ray task per chunk."""
+def _runtime(cpus: int) -> Any:
+    """Ray, initialised: a runtime already started in this process (self-play's, say) as it is; else the cluster
+    at ``$RAY_ADDRESS``; else a local runtime of ``cpus`` CPUs whose workers import boardrl from this source.
+    Either way the workers pin torch's CPU kernels as this process does (``boardrl/cpu_pins.py``).
+
+    Why not self-play's ``learn/core/selfplay_pool.ray_runtime``: the evaluate layer sits below learn
+    (tests/test_layers.py).  Moving that function down to the foundation is the better home for both; it edits
+    the AlphaZero learner's code closure, which retrains its experiments, so it was left for a run with time."""
     import importlib.util
-
-    from boardrl.learn.core.selfplay_pool import ray_runtime
 
     if importlib.util.find_spec("ray") is None:
         raise BoardRLError(f"${BACKEND_ENV}=ray needs Ray: pip install 'boardrl[ray]'")
-    ray = ray_runtime(cpus)
-    shared = ray.put(pickle.dumps((game, agents, start_rows, threads)))
+    import ray
+
+    from boardrl.cpu_pins import ISA_ENV
+
+    if ray.is_initialized():
+        return ray
+    env = {ISA_ENV: os.environ[ISA_ENV]} if os.environ.get(ISA_ENV) else {}
+    address = os.environ.get("RAY_ADDRESS")
+    if not address:
+        src = str(Path(__file__).resolve().parents[2])  # the directory holding the boardrl package
+        env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])
+    try:
+        ray.init(address=address or None, num_cpus=None if address else cpus, include_dashboard=False,
+                 log_to_driver=False, runtime_env={"env_vars": env} if env else None)
+    except Exception as exc:  # ConnectionError, TimeoutError, ...: one line naming the address
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BoardRLError(f"cannot start or join Ray (RAY_ADDRESS={address or 'unset'}): {first}") from None
+    return ray
+
+
+def ray_chunks(game: Any, agents: tuple[Any, Any], chunks: list[Any], start_rows: Any, cpus: int,
+               threads: int | None, run_chunk: Callable[..., Any]) -> Iterator[Any]:
+    """Each chunk's ``run_chunk(game, agents, chunk, start_rows)`` (first game, outcomes, lengths), in the order
+    they finish, from one Ray task per chunk."""
+    ray = _runtime(cpus)
+    shared = ray.put(pickle.dumps((game, agents, start_rows, threads, run_chunk)))
     play = ray.remote(num_cpus=1)(_play_chunk)
     pending = [play.remote(shared, chunk) for chunk in chunks]
     while pending:
