@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import torch
 
+from boardrl.errors import BoardRLError
 from boardrl.games import make_game
 from boardrl.learn import LearnError
 from boardrl.learn.alphazero import AlphaZeroLearner
@@ -116,26 +117,16 @@ def test_a_run_without_workers_never_imports_ray():
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
 
 
-def test_an_unreachable_ray_address_is_one_line_naming_it(monkeypatch):
-    pytest.importorskip("ray", reason="Ray is not installed (pip install 'boardrl[ray]'; make test does)")
-    from boardrl.learn.core.selfplay_pool import ray_runtime
-
-    address = f"127.0.0.1:{_free_port()}"
-    monkeypatch.setenv("RAY_ADDRESS", address)
-    with pytest.raises(LearnError, match=rf"^cannot join the Ray cluster at RAY_ADDRESS={address}: [^\n]+$"):
-        ray_runtime(1)
-
-
 # ---------------------------------------------------------------------------------------------- with Ray
 @pytest.fixture(scope="module")
 def ray_local():
     """One local Ray runtime for the module, started the way a learner starts it ($RAY_ADDRESS unset)."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'boardrl[ray]'; make test does)")
-    from boardrl.learn.core.selfplay_pool import ray_runtime
+    from boardrl.ray_runtime import ray_runtime
 
     saved = os.environ.pop("RAY_ADDRESS", None)
     try:
-        ray_runtime(2)
+        ray_runtime(2, "self-play workers")
         yield ray
     finally:
         ray.shutdown()
@@ -163,7 +154,7 @@ def test_a_pool_wider_than_the_local_runtime_starts_it_again_instead_of_hanging(
     small = SelfPlayPool(1, dict, cpus_per_actor=n)
     try:
         assert len(ray_local.get([a.source.remote() for a in small.actors], timeout=120)) == 1
-        with pytest.raises(LearnError, match=rf"^the local Ray runtime has {n} CPUs, held by 1 open self-play "
+        with pytest.raises(BoardRLError, match=rf"^the local Ray runtime has {n} CPUs, held by 1 open self-play "
                                              rf"pool\(s\); {2 * n} are needed: close them first$"):
             SelfPlayPool(2, dict, cpus_per_actor=n)
     finally:

@@ -4,8 +4,9 @@ Why: a ladder against search-based opponents (MCTS with 1,000 simulations, alpha
 hundreds of simulations a move) is minutes of independent games.  ``evaluate/match.py`` cuts them into chunks
 that carry their own seeds, so a chunk played in a Ray task anywhere gives the games it gives in this process.
 With ``$BOARDRL_MATCH_BACKEND=ray`` the chunks that would go to a process pool go to Ray instead, on
-``$BOARDRL_PROCESSES`` CPUs of a local runtime, or on the cluster at ``$RAY_ADDRESS`` (Ray's own convention;
-or one this process started already, self-play's).  Ray is imported only then.
+``$BOARDRL_PROCESSES`` CPUs of a local runtime, or on the cluster at ``$RAY_ADDRESS`` (Ray's own convention),
+or on the runtime this process started already (self-play's): ``boardrl/ray_runtime.py``.  Ray is imported only
+then.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import os
 import pickle
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from boardrl.errors import BoardRLError
+from boardrl.ray_runtime import ray_runtime
 
 #: Environment variable choosing where a match's pooled chunks run: worker processes here, or Ray tasks.
 BACKEND_ENV = "BOARDRL_MATCH_BACKEND"
@@ -43,43 +44,11 @@ def _play_chunk(shared: bytes, chunk: Any) -> Any:
     return run_chunk(game, agents, chunk, start_rows)
 
 
-def _runtime(cpus: int) -> Any:
-    """Ray, initialised: a runtime already started in this process (self-play's, say) as it is; else the cluster
-    at ``$RAY_ADDRESS``; else a local runtime of ``cpus`` CPUs whose workers import boardrl from this source.
-    Either way the workers pin torch's CPU kernels as this process does (``boardrl/cpu_pins.py``).
-
-    Why not self-play's ``learn/core/selfplay_pool.ray_runtime``: the evaluate layer sits below learn
-    (tests/test_layers.py).  Moving that function down to the foundation is the better home for both; it edits
-    the AlphaZero learner's code closure, which retrains its experiments, so it was left for a run with time."""
-    import importlib.util
-
-    if importlib.util.find_spec("ray") is None:
-        raise BoardRLError(f"${BACKEND_ENV}=ray needs Ray: pip install 'boardrl[ray]'")
-    import ray
-
-    from boardrl.cpu_pins import ISA_ENV
-
-    if ray.is_initialized():
-        return ray
-    env = {ISA_ENV: os.environ[ISA_ENV]} if os.environ.get(ISA_ENV) else {}
-    address = os.environ.get("RAY_ADDRESS")
-    if not address:
-        src = str(Path(__file__).resolve().parents[2])  # the directory holding the boardrl package
-        env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])
-    try:
-        ray.init(address=address or None, num_cpus=None if address else cpus, include_dashboard=False,
-                 log_to_driver=False, runtime_env={"env_vars": env} if env else None)
-    except Exception as exc:  # ConnectionError, TimeoutError, ...: one line naming the address
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BoardRLError(f"cannot start or join Ray (RAY_ADDRESS={address or 'unset'}): {first}") from None
-    return ray
-
-
 def ray_chunks(game: Any, agents: tuple[Any, Any], chunks: list[Any], start_rows: Any, cpus: int,
                threads: int | None, run_chunk: Callable[..., Any]) -> Iterator[Any]:
     """Each chunk's ``run_chunk(game, agents, chunk, start_rows)`` (first game, outcomes, lengths), in the order
     they finish, from one Ray task per chunk."""
-    ray = _runtime(cpus)
+    ray = ray_runtime(cpus, f"${BACKEND_ENV}=ray", grow=False)
     shared = ray.put(pickle.dumps((game, agents, start_rows, threads, run_chunk)))
     play = ray.remote(num_cpus=1)(_play_chunk)
     pending = [play.remote(shared, chunk) for chunk in chunks]

@@ -298,15 +298,17 @@ def _outcome(log: Path) -> str:
     return "unchanged, skipped" if "didn't change, skipping" in text else "done"
 
 
-def parallel_repro(root: Path, env: Mapping[str, str] | None = None, jobs: int | None = None) -> int:
-    """Bring the pipeline in ``root`` up to date, ``jobs`` stages at a time; the exit status (0: up to date)."""
+def parallel_repro(root: Path, env: Mapping[str, str] | None = None, jobs: int | None = None,
+                   graph: StageGraph | None = None) -> int:
+    """Bring the pipeline in ``root`` (``graph``, read when not given) up to date, ``jobs`` stages at a time; the
+    exit status (0: up to date)."""
     from tqdm import tqdm
 
     env = dict(os.environ if env is None else env)
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1:
         return subprocess.call(["dvc", "repro"], cwd=root, env=env)
-    graph = load_graph(root)
+    graph = graph or load_graph(root)
     to_run = graph.downstream_closure(changed_stages(root, env))
     schedule = Schedule(graph, to_run, _read_seconds(root), stage_cores(root, jobs))
     print(f"repro: {len(to_run)} of {len(graph.order)} stages to check, {jobs} at a time (logs: "

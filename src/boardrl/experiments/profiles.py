@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from boardrl.config import EXIT_BAD_PARAMS, ConfigError, fail, parse_params, read_yaml
-from boardrl.experiments.parallel_repro import parallel_repro
+from boardrl.experiments.parallel_repro import StageGraph, load_graph, parallel_repro
 
 DEFAULT = "default"
 PROFILES_DIR = "profiles"
@@ -367,9 +367,9 @@ def guard_lock(directory: Path) -> Path | None:
     return aside
 
 
-def prune_lock(directory: Path) -> list[str]:
-    """Drop ``dvc.lock``'s entries of stages that the pipeline in ``directory`` does not have, and their outputs;
-    the names dropped.
+def prune_lock(directory: Path, graph: StageGraph | None = None) -> list[str]:
+    """Drop ``dvc.lock``'s entries of stages that the pipeline in ``directory`` (``graph``, read when not given)
+    does not have, and their outputs; the names dropped.
 
     Why: DVC keeps the entry of a stage that left the pipeline, and after every stage it runs it parses and
     rewrites the whole lock, round trip in pure Python.  A profile that drops experiments starts from the
@@ -385,13 +385,12 @@ def prune_lock(directory: Path) -> list[str]:
     from dvc.utils.serialize import dumps_yaml, parse_yaml_for_update
 
     from boardrl.atomic_io import atomic_write_text
-    from boardrl.experiments.parallel_repro import load_graph
 
     lock = Path(directory) / LOCK
     if not lock.is_file():
         return []
     entries = (yaml.load(lock.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("stages")
-    graph = load_graph(Path(directory))
+    graph = graph or load_graph(Path(directory))
     stale = sorted(set(entries or ()) - set(graph.order))
     if not stale:
         return []
@@ -511,8 +510,9 @@ def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | 
         _start_tracking(root)
         guard_lock(root)
         guard_rwlock(root)
-        prune_lock(root)
-        return parallel_repro(root)
+        graph = load_graph(root)  # read once: DVC's index of a pipeline this size takes about a second
+        prune_lock(root, graph)
+        return parallel_repro(root, graph=graph)
     run = plan(root, name, workspace, exp_name)
     _start_tracking(run.directory)
     if not workspace:
@@ -520,14 +520,15 @@ def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | 
     write_params(root, run.directory, name)
     guard_lock(run.directory)
     guard_rwlock(run.directory)
-    prune_lock(run.directory)
+    graph = load_graph(run.directory)
+    prune_lock(run.directory, graph)
     state = run.directory.joinpath(*RUN_STATE)
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text(json.dumps({"profile": name, "exp_name": run.exp_name}))
     say = "resuming" if run.resumed else "running"
     print(f"profile {name}: {say} DVC experiment {run.exp_name} in {run.directory}", file=sys.stderr, flush=True)
     _, save = commands(run)
-    status = parallel_repro(run.directory, stage_env(run))
+    status = parallel_repro(run.directory, stage_env(run), graph=graph)
     if status != 0:
         print(f"profile {name}: stopped (exit {status}); rerun the same command to continue {run.exp_name}",
               file=sys.stderr, flush=True)

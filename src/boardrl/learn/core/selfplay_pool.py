@@ -1,5 +1,5 @@
-"""Self-play in ``N`` Ray actors: the runtime (a local one, or the cluster at ``$RAY_ADDRESS``), the actors, and
-the split of a batch of games into contiguous chunks.
+"""Self-play in ``N`` Ray actors on the process's Ray runtime (``boardrl/ray_runtime.py``: a local one, or the
+cluster at ``$RAY_ADDRESS``): the actors, and the split of a batch of games into contiguous chunks.
 
 Why Ray: it runs the same code in actors on one machine or across many, and joins a cluster by Ray's own
 convention (``RAY_ADDRESS``); the learner stays one process that owns the network, the optimizer and the window.
@@ -14,7 +14,6 @@ The count comes from the learner's ``workers`` param, else ``$BOARDRL_SELFPLAY_W
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from boardrl.learn.core.base import LearnError
+from boardrl.ray_runtime import hold, ray_runtime, release
 
 #: Environment variable with the self-play actor count where the learner's ``workers`` param is null.
 WORKERS_ENV = "BOARDRL_SELFPLAY_WORKERS"
@@ -48,63 +48,8 @@ def chunks(first_game: int, n: int, workers: int) -> list[tuple[int, int]]:
     return [(int(s), int(k)) for s, k in zip(starts, sizes)]
 
 
-#: CPUs of the local runtime this process started (None: none, or a runtime started elsewhere or a cluster), and
-#: the pools open on it.
-_local: dict[str, int | None] = {"cpus": None, "pools": 0}
-
-
-def ray_runtime(cpus: int) -> Any:
-    """Ray, initialised: joined to ``$RAY_ADDRESS`` when set, else a local runtime of ``cpus`` CPUs started here
-    (no dashboard).  A local runtime's workers import boardrl from the driver's source (PYTHONPATH); on a cluster
-    every node must have the same boardrl installed (docs/ray.md).
-
-    A local runtime started here with fewer CPUs than ``cpus`` starts again with ``cpus``: Ray would keep an actor
-    it cannot place pending for ever (``benchmarks/run.py``'s 2 actors of 2 threads after 1 actor hung 15
-    minutes).  While a pool is open on it that would kill its actors, so that is a one-line error instead."""
-    try:
-        import ray
-    except ImportError:
-        raise LearnError("self-play workers need Ray: pip install 'boardrl[ray]'") from None
-    if ray.is_initialized():
-        started = _local["cpus"]
-        if started is None or cpus <= started:
-            return ray
-        if _local["pools"]:
-            raise LearnError(f"the local Ray runtime has {started} CPUs, held by {_local['pools']} open self-play "
-                             f"pool(s); {cpus} are needed: close them first")
-        ray.shutdown()
-    _local["cpus"] = None
-    from boardrl.cpu_pins import ISA_ENV
-
-    # the actors pin the CPU kernels as the learner does (boardrl/cpu_pins.py), wherever they run
-    isa = {ISA_ENV: os.environ[ISA_ENV]} if os.environ.get(ISA_ENV) else {}
-    address = os.environ.get("RAY_ADDRESS")
-    if address:
-        check_reachable(address)
-        try:
-            ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": isa} if isa else None)
-        except Exception as exc:  # ConnectionError, TimeoutError, ...: one line naming the address
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise LearnError(f"cannot join the Ray cluster at RAY_ADDRESS={address}: {first}") from None
-        return ray
-    src = str(Path(__file__).resolve().parents[3])  # the directory holding the boardrl package
-    path = os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])
-    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path, **isa}})
-    _local["cpus"] = cpus
-    return ray
-
-
-def check_reachable(address: str, timeout_s: float = 5.0) -> None:
-    """A one-line ``LearnError`` naming ``address`` when nothing listens there: Ray itself retries for minutes.
-    Addresses other than [ray://]host:port (``auto``, ``local``) are left to Ray."""
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not port.isdigit():
-        return
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout_s).close()
-    except OSError as exc:
-        raise LearnError(f"cannot join the Ray cluster at RAY_ADDRESS={address}: {exc.strerror or exc}") from None
+#: What a pool counts as on the shared Ray runtime (``boardrl/ray_runtime.py`` ``hold``).
+POOL = "self-play pool"
 
 
 class _Actor:
@@ -132,10 +77,10 @@ class SelfPlayPool:
     ``cpus_per_actor`` is what Ray reserves per actor (the player's torch threads)."""
 
     def __init__(self, workers: int, build: Callable[[], Any], cpus_per_actor: int = 1) -> None:
-        self.ray = ray_runtime(max(os.cpu_count() or 1, workers * cpus_per_actor))
+        self.ray = ray_runtime(max(os.cpu_count() or 1, workers * cpus_per_actor), "self-play workers")
         actor = self.ray.remote(num_cpus=cpus_per_actor)(_Actor)
         self.actors = [actor.remote(build) for _ in range(workers)]
-        _local["pools"] = (_local["pools"] or 0) + 1
+        hold(POOL)
 
     def set_weights(self, weights: Any) -> None:
         """Send one generation's weights (put in the object store once, read by every actor)."""
@@ -152,7 +97,7 @@ class SelfPlayPool:
 
     def close(self) -> None:
         if self.actors:
-            _local["pools"] = max(0, (_local["pools"] or 0) - 1)
+            release(POOL)
         for a in self.actors:
             self.ray.kill(a)
         self.actors = []
