@@ -54,6 +54,11 @@ def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = 
     if edit_tree is not None:
         edit_tree(dst)
     git(dst, "init", "-q")
+    # .gitignore's `__pycache__/` matches directories only, and a link is not one: unexcluded, the copy would
+    # commit its links, and a profile's worktree would check them out and share the checkout's caches too.
+    (dst / ".git" / "info").mkdir(parents=True, exist_ok=True)
+    with (dst / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("__pycache__\n")
     git(dst, "add", "-A")
     git(dst, "commit", "-qm", "test copy")
     return dst
