@@ -18,7 +18,9 @@ from boardrl.experiments.study import (
     Finished,
     Study,
     StudyFile,
+    dvc_env,
     exp_name,
+    figure,
     load_study,
     markdown,
     measures,
@@ -31,6 +33,7 @@ from boardrl.experiments.study import (
     variation_params,
     write_results,
 )
+from repo_copy import git
 
 ROOT = Path(__file__).resolve().parents[2]
 EXP = "tictactoe_tabular_q"
@@ -273,10 +276,11 @@ def test_rows_markdown_and_figure(tmp_path):
                                                 "vs:random": {"win": 0.55, "loss": 0.45},
                                                 "vs:perfect": {"win": 0.0, "loss": 1.0}}}
     results = {"s-slow": Finished("a" * 40, {"x": 1}, metrics), "s-fast": Finished("b" * 40, {"x": 0}, metrics)}
-    table = rows(study, wanted, results)
+    table = rows(study, wanted, results, lambda rev, exp_id: [30.0, 10.0, 20.5] if rev[0] == "a" else [])
     assert [(r["variation"], r["rev"][0]) for r in table] == [("slow", "a")]  # fast's params are stale
+    assert table[0]["train_seconds"] == [30.0, 10.0, 20.5]
     md = markdown(study, table)
-    assert ("| `tictactoe_tabular_q` | slow | `s-slow` (aaaaaaa) | 1 | 2000 | 0.500 | 0 of 1; 1.000 / 0.953 | "
+    assert ("| `tictactoe_tabular_q` | slow | `s-slow` (aaaaaaa) | 1 | 2000 | 20 | 0.500 | 0 of 1; 1.000 / 0.953 | "
             "0.550 / 0.450 | 0.000 / 1.000 |") in md.splitlines()
     assert measures(table[0]) == {"random win": 0.55, "random loss": 0.45, "perfect win": 0.0, "perfect loss": 1.0,
                                   "optimal moves": 0.5, "exact loss as first": 1.0, "exact loss as second": 0.95344}
@@ -284,7 +288,9 @@ def test_rows_markdown_and_figure(tmp_path):
     files = write_results(tmp_path, study, wanted, results)
     assert [f.name for f in files] == ["results.md", "results.png", "results.json"]
     assert files[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert json.loads(files[2].read_text())["rows"] == table
+    # tmp_path is no DVC repository: the numbers are written, the timings are not known ("-")
+    assert json.loads(files[2].read_text())["rows"] == [{**table[0], "train_seconds": []}]
+    assert "| 1 | 2000 | - | 0.500 |" in files[0].read_text()
     assert "(no variation has finished)" in markdown(study, [])
 
 
@@ -314,6 +320,7 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
     assert (repo / "studies" / "tiny" / "results.png").stat().st_size > 1000
     got = json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]
     assert {r["variation"]: r["budget"] for r in got} == {"slow": 2000, "fast": 2000}
+    assert all(len(r["train_seconds"]) == 1 and r["train_seconds"][0] > 0 for r in got)  # seed 7, from DVC
 
     client = mlflow.MlflowClient(f"sqlite:///{repo / 'mlflow.db'}")
     game = client.get_experiment_by_name("tictactoe")
@@ -331,3 +338,55 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
     assert "queued" not in again.stderr
     assert len(client.search_runs([game.experiment_id], filter_string="tags.study = 'tiny'")) == len(runs)
     print(f"study: first run {first.seconds:.0f} s, rerun {again.seconds:.0f} s")
+
+
+def test_the_figure_draws_win_rates_over_training_time_for_the_opponents_named():
+    """``versus_time``: a second panel per experiment, one marker per variation at (median training seconds, win
+    rate); a variation without timings is left out of it, not drawn at zero."""
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate({**TINY_STUDY, "versus_time": ["random"]}))
+    row = {"experiment": EXP, "seeds": 3, "budget": 2000, "optimal_move_rate": 0.5, "exact_vs_perfect": None,
+           "opponents": {"random": {"win": 0.75, "loss": 0.1}}}
+    table = [{**row, "variation": "slow", "train_seconds": [40.0, 20.0, 30.0]},
+             {**row, "variation": "fast", "train_seconds": []}]
+    fig = figure(study, table)
+    assert len(fig.axes) == 2  # the bars, then the timed panel beside them
+    timed = fig.axes[1]
+    assert [tuple(p) for p in timed.collections[0].get_offsets()] == [(30.0, 0.75)]
+    assert [t.get_text() for t in timed.texts] == ["slow"]
+    assert timed.get_xlabel().startswith("training wall time")
+
+
+def test_training_seconds_come_from_each_seeds_summary_in_dvcs_cache(tmp_path):
+    """A DVC experiment's training wall times are read at its commit from the train stage's summaries (DVC
+    outputs, not git files); an unreadable summary is left out."""
+    from boardrl.experiments.study import training_seconds
+
+    def commit(root: Path, seconds: dict[str, object]) -> None:
+        for seed, value in seconds.items():
+            d = root / "results" / "train" / EXP / f"seed-{seed}"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "summary.json").write_text(json.dumps({"training_seconds": value}))
+        subprocess.run(["dvc", "add", "-q", f"results/train/{EXP}"], cwd=root, check=True, env=dvc_env())
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "train")
+
+    git(tmp_path, "init", "-q")
+    subprocess.run(["dvc", "init", "-q"], cwd=tmp_path, check=True, env=dvc_env())
+    commit(tmp_path, {0: 12.5, 1: 30.0})
+    first = git(tmp_path, "rev-parse", "HEAD")
+    commit(tmp_path, {0: 99.0, 1: "not a number", 2: 7.0})
+    assert training_seconds(tmp_path, first, EXP) == [12.5, 30.0]
+    assert training_seconds(tmp_path, "HEAD", EXP) == [99.0, 7.0]
+    assert training_seconds(tmp_path, "HEAD", "no_such_experiment") == []
+
+
+def test_stages_of_a_queued_variation_import_the_code_of_the_copy_they_run_in(tmp_path):
+    """DVC's queue runs each variation in its own copy of the workspace; ``dvc_env`` puts that copy's ``src``
+    first, so a stage runs the code the experiment records even where boardrl is installed from the workspace
+    (editable) and was edited after queueing."""
+    package = tmp_path / "src" / "boardrl"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    out = subprocess.run([sys.executable, "-c", "import boardrl; print(boardrl.__file__)"], cwd=tmp_path,
+                         env=dvc_env(), capture_output=True, text=True, check=True)
+    assert Path(out.stdout.strip()) == package / "__init__.py"

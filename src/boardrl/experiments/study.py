@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -63,6 +64,8 @@ class StudyFile(BaseModel):
     experiments: list[str] = Field(min_length=1, description="the experiments compared; the others are dropped")
     common: dict[str, Any] = Field(default_factory=dict, description="dotted params keys set in every variation")
     variations: dict[str, dict[str, Any]] = Field(min_length=1, description="name -> dotted params keys")
+    versus_time: list[str] = Field(default_factory=list, description="opponents whose win rate the figure draws "
+                                   "against each variation's training wall time")
 
 
 @dataclass(frozen=True)
@@ -220,9 +223,16 @@ def queue_command(study: Study, variation: str) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- DVC
 def dvc_env() -> dict[str, str]:
-    """This interpreter's bin/ first on PATH: DVC's queue workers and the stages find ``dvc`` and ``python``."""
+    """This interpreter's bin/ first on PATH: DVC's queue workers and the stages find ``dvc`` and ``python``.
+
+    And ``src``, relative, first on PYTHONPATH: Python makes it absolute against the directory each stage starts
+    in, which is the queue's copy of the workspace taken when the variation was queued.  So a stage imports the
+    code that DVC hashed for it, not the installed workspace's (an editable install), which may have been edited
+    since: a study runs for hours while someone works on the code, and its experiments would then record one
+    code and run another."""
     env = os.environ.copy()
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(["src", *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 
@@ -433,8 +443,32 @@ def out_dir(root: Path, study: Study) -> Path:
     return Path(root) / STUDIES_DIR / study.name
 
 
-def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Finished]) -> list[dict[str, Any]]:
-    """One row per (experiment, variation) that finished with the wanted params: its metrics file's numbers."""
+def training_seconds(root: Path, rev: str, exp_id: str) -> list[float]:
+    """Each seed's training wall time in the DVC experiment at ``rev``: ``results/train/<id>/seed-<k>/summary.json``
+    from DVC's cache.  Why not a metrics file: those must be byte-equal on every rerun, and wall time is not.  A
+    seed whose summary is missing or unreadable is left out, and none where DVC cannot open the experiment (the
+    table then says "-": the study's numbers stand without its timings)."""
+    from dvc.api import DVCFileSystem
+    from dvc.exceptions import DvcException
+
+    try:
+        fs = DVCFileSystem(str(root), rev=rev)
+        paths = sorted(fs.glob(f"results/train/{exp_id}/seed-*/summary.json"))
+    except (DvcException, OSError):
+        return []
+    out = []
+    for path in paths:
+        try:
+            out.append(float(json.loads(fs.read_text(path))["training_seconds"]))
+        except (DvcException, OSError, KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
+def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Finished],
+         seconds: Callable[[str, str], list[float]] = lambda rev, exp_id: []) -> list[dict[str, Any]]:
+    """One row per (experiment, variation) that finished with the wanted params: its metrics file's numbers, and
+    ``seconds(rev, experiment)``: each seed's training wall time."""
     out = []
     for exp_id in study.spec.experiments:
         for variation, params in wanted.items():
@@ -444,6 +478,7 @@ def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Fin
             m = found.metrics.get(METRICS.format(id=exp_id), {})
             out.append({"experiment": exp_id, "variation": variation, "dvc_experiment": exp_name(study, variation),
                         "rev": found.rev, "seeds": m.get("seeds"), "budget": m.get("budget"),
+                        "train_seconds": seconds(found.rev, exp_id),
                         "optimal_move_rate": m.get("optimal_move_rate"), "exact_vs_perfect": m.get("exact_vs_perfect"),
                         "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs:") and isinstance(v, dict)}})
     return out
@@ -464,6 +499,10 @@ def measures(row: dict[str, Any]) -> dict[str, float | None]:
 
 def _rate(x: Any) -> str:
     return "-" if x is None else f"{x:.3f}"
+
+
+def _seconds(values: list[float] | None) -> str:
+    return f"{statistics.median(values):.0f}" if values else "-"
 
 
 def _exact(block: dict[str, Any] | None, seeds: Any) -> str:
@@ -488,13 +527,14 @@ def markdown(study: Study, table: list[dict[str, Any]]) -> str:
     if study.spec.common:
         lines.append("| (every variation) | " + ", ".join(f"`{k}` = `{json.dumps(val)}`"
                                                         for k, val in study.spec.common.items()) + " |")
-    head = ["experiment", "variation", "DVC experiment", "seeds", "budget", "optimal moves",
+    head = ["experiment", "variation", "DVC experiment", "seeds", "budget", "training s (median)", "optimal moves",
             *(["exact vs perfect: flawless seeds; loss first / second"] if exact else []),
             *[f"vs {o}: win / loss" for o in opponents]]
     lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in table:
         cells = [f"`{r['experiment']}`", r["variation"], f"`{r['dvc_experiment']}` ({r['rev'][:7]})",
-                 str(r["seeds"] or "-"), str(r["budget"] or "-"), _rate(r["optimal_move_rate"])]
+                 str(r["seeds"] or "-"), str(r["budget"] or "-"), _seconds(r.get("train_seconds")),
+                 _rate(r["optimal_move_rate"])]
         if exact:
             cells.append(_exact(r.get("exact_vs_perfect"), r["seeds"]))
         for o in opponents:
@@ -516,7 +556,12 @@ def figure(study: Study, table: list[dict[str, Any]]):
 
     ids = list(dict.fromkeys(r["experiment"] for r in table)) or ["(no variation has finished)"]
     variations = list(study.spec.variations)
-    fig, axes = plt.subplots(len(ids), 1, figsize=(9, 2.8 * len(ids)), squeeze=False)
+    timed = bool(study.spec.versus_time)
+    fig, axes = plt.subplots(len(ids), 2 if timed else 1, figsize=(15 if timed else 9, 2.8 * len(ids)),
+                             squeeze=False, gridspec_kw={"width_ratios": [3, 2]} if timed else None)
+    if timed:
+        for ax, exp_id in zip(axes[:, 1], ids):
+            versus_time(ax, study, [r for r in table if r["experiment"] == exp_id])
     for ax, exp_id in zip(axes[:, 0], ids):
         mine = {r["variation"]: measures(r) for r in table if r["experiment"] == exp_id}
         labels = list(dict.fromkeys(k for m in mine.values() for k in m))
@@ -533,6 +578,25 @@ def figure(study: Study, table: list[dict[str, Any]]):
     return fig
 
 
+def versus_time(ax, study: Study, table: list[dict[str, Any]]) -> None:
+    """Win rate (both seats) against each of ``versus_time``'s opponents over the median training wall time:
+    one marker per variation, named beside it, so settings that cost the same time stand side by side."""
+    for opp, marker in zip(study.spec.versus_time, "os^Dv<>"):
+        points = [(statistics.median(r["train_seconds"]), r["opponents"][opp]["win"], r["variation"]) for r in table
+                  if r.get("train_seconds") and (r["opponents"].get(opp) or {}).get("win") is not None]
+        if not points:
+            continue
+        ax.scatter([p[0] for p in points], [p[1] for p in points], marker=marker, label=f"vs {opp}")
+        for x, y, name in points:
+            ax.annotate(name, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("training wall time, s (median over seeds)", fontsize=8)
+    ax.set_ylabel("win rate, both seats", fontsize=8)
+    ax.set_title("win rate over training time", fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+
+
 def write_results(root: Path, study: Study, wanted: dict[str, dict[str, Any]],
                   results: dict[str, Finished]) -> list[Path]:
     """``results.md``, ``results.png`` and ``results.json`` under ``studies/<name>/`` (each written atomically)."""
@@ -540,7 +604,7 @@ def write_results(root: Path, study: Study, wanted: dict[str, dict[str, Any]],
 
     from boardrl.atomic_io import atomic_write_json, atomic_write_text, atomic_writer
 
-    table = rows(study, wanted, results)
+    table = rows(study, wanted, results, lambda rev, exp_id: training_seconds(root, rev, exp_id))
     d = out_dir(root, study)
     d.mkdir(parents=True, exist_ok=True)
     md, png, js = d / "results.md", d / "results.png", d / "results.json"
