@@ -110,3 +110,38 @@ def test_the_socket_name_follows_store_and_code(tmp_path):
     assert a == service.socket_path(mr.tracking_uri(tmp_path / "a"))
     assert a != service.socket_path(mr.tracking_uri(tmp_path / "b"))
     assert len(str(a)) < 100  # AF_UNIX paths are limited to 107 bytes
+
+
+#: Opens a run in workspace argv[1] and logs directory argv[2] as its agent model (MLflow's Model.log).
+LOG_MODEL = """
+import sys
+from boardrl.tracking import mlflow_runs as mr
+root, model_dir = sys.argv[1:3]
+with mr.stage_run(root, stage="train", mlflow_experiment="tictactoe", run_name="m (train)", params={},
+                  params_hash="h", experiment="m", game="tictactoe"):
+    print(mr.log_agent_model("tictactoe", model_dir), flush=True)
+"""
+
+
+def test_the_service_outlives_the_directory_of_the_stage_that_started_it(tmp_path):
+    """DVC's queue runs each variation of a study in a temporary copy of the project and deletes it afterwards.
+    The service that copy's first stage started serves the next variation's stages too, so it must not stay in
+    that directory: MLflow's Model.log failed there with FileNotFoundError once the directory was gone."""
+    project, first_copy, second_copy = tmp_path / "project", tmp_path / "copy1", tmp_path / "copy2"
+    for d in (project, first_copy, second_copy):
+        d.mkdir()
+    env = {**os.environ, service.IDLE_ENV: "30"}
+    out = subprocess.run([sys.executable, "-c", STAGE, str(project), "e1"], cwd=first_copy, capture_output=True,
+                         text=True, env=env, timeout=200)
+    assert out.returncode == 0, out.stderr[-2000:]
+    pid = int(out.stdout.split()[1])
+    assert Path(os.readlink(f"/proc/{pid}/cwd")) == service.socket_path(mr.tracking_uri(project)).parent
+    first_copy.rmdir()
+    model = second_copy / "model"
+    model.mkdir()
+    (model / "agent.json").write_text("{}")
+    out = subprocess.run([sys.executable, "-c", LOG_MODEL, str(project), str(model)], cwd=second_copy,
+                         capture_output=True, text=True, env=env, timeout=200)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip()
+    assert service.call(mr.tracking_uri(project), "ping")["pid"] == pid  # the same service served both

@@ -117,11 +117,18 @@ def _connect_or_start(uri: str) -> Connection:
 
 def _spawn(uri: str, path: Path) -> subprocess.Popen:
     """Start a service for ``uri`` on socket ``path``, in its own session (a kill of the caller's process group
-    leaves it serving the rerun), its output appended to ``<socket>.log``."""
+    leaves it serving the rerun), its output appended to ``<socket>.log``.
+
+    It works in the socket's directory, not the caller's: the service outlives the stage that starts it, and
+    that stage may run in a copy of the project that goes away (DVC's queue deletes each experiment's temporary
+    copy), after which MLflow's Model.log failed with FileNotFoundError for every later stage.  Its boardrl is
+    the caller's, whatever the directory: ``socket_path`` names the service by that code."""
+    src = str(Path(__file__).resolve().parents[2])  # the directory holding the boardrl package
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])}
     with open(path.with_suffix(".log"), "ab") as out:
         return subprocess.Popen([sys.executable, "-m", "boardrl.tracking.service", uri, str(path)],
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
-                                close_fds=True)
+                                cwd=path.parent, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                start_new_session=True, close_fds=True)
 
 
 def start_soon(uri: str) -> None:
