@@ -11,10 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-# The code of the checkout this script is in, which is what DVC hashed for the stage, wherever DVC runs it (the
-# workspace, a profile's worktree, the temporary copy of `dvc exp run --queue`), not an installed one.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
 from boardrl.config import download_slice, fail, load_params_or_exit, stage_entry
 from boardrl.data import uci_download
 from boardrl.errors import BoardRLError

@@ -20,10 +20,6 @@ import argparse
 import sys
 from pathlib import Path
 
-# The code of the checkout this script is in, which is what DVC hashed for the stage, wherever DVC runs it (the
-# workspace, a profile's worktree, the temporary copy of `dvc exp run --queue`), not an installed one.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
 from boardrl.atomic_io import atomic_write_text
 from boardrl.config import stage_entry
 from boardrl.errors import BoardRLError

@@ -16,10 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-# The code of the checkout this script is in, which is what DVC hashed for the stage, wherever DVC runs it (the
-# workspace, a profile's worktree, the temporary copy of `dvc exp run --queue`), not an installed one.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
 from boardrl.atomic_io import atomic_write_json
 from boardrl.config import EXIT_BAD_PARAMS, fail, load_params_or_exit, runtime_processes, stage_entry
 from boardrl.errors import BoardRLError

@@ -14,10 +14,6 @@ import os
 import sys
 from pathlib import Path
 
-# The code of the checkout this script is in, which is what DVC hashed for the stage, wherever DVC runs it (the
-# workspace, a profile's worktree, the temporary copy of `dvc exp run --queue`), not an installed one.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
 from boardrl.config import experiment_stage_args, run_experiment_stage, stage_entry
 from boardrl.experiments.guard import exit_with_parent
 from boardrl.experiments.train import run_train

@@ -30,20 +30,19 @@ def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = 
               edit_tree: Callable[[Path], None] | None = None) -> Path:
     """Copy what git would ship (tracked + untracked-not-ignored files) to ``dst``, commit it, return ``dst``.
 
-    Files keep their timestamps, and each ``__pycache__`` of the copy's ``src/`` is a link to the checkout's
-    (``share_compiled_code``), so numba kernels and bytecode compiled once serve every copy.  The copy starts
-    without ``dvc.lock``.  ``edit_params`` may change the copy's params.yaml (a dict),
+    numba's on-disk caches and Python's bytecode (git-ignored) come along with their timestamps so the copy does
+    not compile every kernel and module again.  The copy starts without ``dvc.lock``.  ``edit_params`` may change the copy's params.yaml (a dict),
     and ``edit_tree`` any other file of the copy, before the commit, so the tree is clean.
     Stages run in the copy import the copy's ``src/`` (see ``stage_env``), so code edits there take effect.
     """
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                            check=True, capture_output=True).stdout.decode().split("\0")
-    for rel in filter(None, files):
+    caches = [p.relative_to(ROOT) for pat in ("*.nbi", "*.nbc", "*.pyc") for p in (ROOT / "src").rglob(pat)]
+    for rel in [f for f in files if f] + [str(c) for c in caches]:
         src = ROOT / rel
         if src.is_file():
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst / rel)
-    share_compiled_code(dst)
     # None of the outputs the shipped lock records is in the copy (no DVC cache there), so every stage runs either
     # way; without it DVC does not rewrite the shipped lock's 146 KB after every stage (0.85 s each).
     (dst / "dvc.lock").unlink(missing_ok=True)
@@ -54,37 +53,9 @@ def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = 
     if edit_tree is not None:
         edit_tree(dst)
     git(dst, "init", "-q")
-    # .gitignore's `__pycache__/` matches directories only, and a link is not one: unexcluded, the copy would
-    # commit its links, and a profile's worktree would check them out and share the checkout's caches too.
-    (dst / ".git" / "info").mkdir(parents=True, exist_ok=True)
-    with (dst / ".git" / "info" / "exclude").open("a") as exclude:
-        exclude.write("__pycache__\n")
     git(dst, "add", "-A")
     git(dst, "commit", "-qm", "test copy")
     return dst
-
-
-def share_compiled_code(dst: Path) -> None:
-    """Make every ``__pycache__`` of ``dst/src`` a link to the checkout's own.
-
-    Why: a clean clone has no compiled kernels yet, and a copy that took copies of them would compile each one
-    again in every copy (the fault-injection test alone made three, each of whose stages compiled its kernels).
-    numba and Python trust a cached entry only while the source file's mtime and size are those recorded, and the
-    copies keep the checkout's timestamps, so an entry compiled in one copy is valid in all of them and in the
-    checkout; a module a test edits in its copy gets a new mtime and compiles on its own.  Both write their
-    caches by atomic rename, so processes of several copies can share one directory.
-    """
-    for package in (ROOT / "src").rglob("*.py"):
-        if "__pycache__" in package.parts:
-            continue
-        shared = package.parent / "__pycache__"
-        link = dst / package.parent.relative_to(ROOT) / "__pycache__"
-        if link.is_symlink() or not link.parent.is_dir():
-            continue
-        shared.mkdir(exist_ok=True)
-        if link.is_dir():
-            shutil.rmtree(link)
-        link.symlink_to(shared, target_is_directory=True)
 
 
 def stage_env(project: Path | None = None) -> dict[str, str]:

@@ -379,3 +379,14 @@ def test_training_seconds_come_from_each_seeds_summary_in_dvcs_cache(tmp_path):
     assert training_seconds(tmp_path, "HEAD", EXP) == [99.0, 7.0]
     assert training_seconds(tmp_path, "HEAD", "no_such_experiment") == []
 
+
+def test_stages_of_a_queued_variation_import_the_code_of_the_copy_they_run_in(tmp_path):
+    """DVC's queue runs each variation in its own copy of the workspace; ``dvc_env`` puts that copy's ``src``
+    first, so a stage runs the code the experiment records even where boardrl is installed from the workspace
+    (editable) and was edited after queueing."""
+    package = tmp_path / "src" / "boardrl"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    out = subprocess.run([sys.executable, "-c", "import boardrl; print(boardrl.__file__)"], cwd=tmp_path,
+                         env=dvc_env(), capture_output=True, text=True, check=True)
+    assert Path(out.stdout.strip()) == package / "__init__.py"

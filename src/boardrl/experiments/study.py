@@ -224,9 +224,15 @@ def queue_command(study: Study, variation: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------- DVC
 def dvc_env() -> dict[str, str]:
     """This interpreter's bin/ first on PATH: DVC's queue workers and the stages find ``dvc`` and ``python``.
-    (Each stage script imports boardrl from the queue's copy of the workspace it runs in: pipeline/*.py.)"""
+
+    And ``src``, relative, first on PYTHONPATH: Python makes it absolute against the directory each stage starts
+    in, which is the queue's copy of the workspace taken when the variation was queued.  So a stage imports the
+    code that DVC hashed for it, not the installed workspace's (an editable install), which may have been edited
+    since: a study runs for hours while someone works on the code, and its experiments would then record one
+    code and run another."""
     env = os.environ.copy()
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(["src", *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 
