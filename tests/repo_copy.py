@@ -30,14 +30,15 @@ def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = 
               edit_tree: Callable[[Path], None] | None = None) -> Path:
     """Copy what git would ship (tracked + untracked-not-ignored files) to ``dst``, commit it, return ``dst``.
 
-    numba's on-disk caches and Python's bytecode (git-ignored) come along with their timestamps so the copy does
-    not compile every kernel and module again.  The copy starts without ``dvc.lock``.  ``edit_params`` may change the copy's params.yaml (a dict),
-    and ``edit_tree`` any other file of the copy, before the commit, so the tree is clean.
+    Python's bytecode (git-ignored) comes along with its timestamps so the copy does not compile every module
+    again; numba's kernels need no copy, their cache is shared by content (boardrl/kernel_cache.py).  The copy
+    starts without ``dvc.lock``.  ``edit_params`` may change the copy's params.yaml (a dict), and ``edit_tree``
+    any other file of the copy, before the commit, so the tree is clean.
     Stages run in the copy import the copy's ``src/`` (see ``stage_env``), so code edits there take effect.
     """
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                            check=True, capture_output=True).stdout.decode().split("\0")
-    caches = [p.relative_to(ROOT) for pat in ("*.nbi", "*.nbc", "*.pyc") for p in (ROOT / "src").rglob(pat)]
+    caches = [p.relative_to(ROOT) for p in (ROOT / "src").rglob("*.pyc")]
     for rel in [f for f in files if f] + [str(c) for c in caches]:
         src = ROOT / rel
         if src.is_file():

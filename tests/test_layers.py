@@ -15,7 +15,8 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1] / "src" / "boardrl"
 
 #: Bottom first.  A module may import its own package, the foundation and any package in a lower layer.
 LAYERS: list[set[str]] = [
-    {"", "errors", "atomic_io", "integrity", "cache", "cores", "cpu_pins", "paths", "ray_runtime"},  # foundation
+    {"", "errors", "atomic_io", "integrity", "cache", "cores", "cpu_pins", "kernel_cache", "paths",  # foundation
+     "ray_runtime"},
     {"games"},
     {"solvers"},      # exact referees of the games
     {"data"},         # the UCI data set and its positions

@@ -250,35 +250,6 @@ def sync_run_dir(root: Path, directory: Path) -> None:
             (directory / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / rel, directory / rel)
     _share_cache(root, directory)
-    share_numba_cache(root, directory)
-
-
-def share_numba_cache(root: Path, directory: Path) -> int:
-    """Give ``directory``'s ``src/`` the workspace's compiled numba kernels; how many modules' kernels it got.
-
-    numba keeps them in ``__pycache__/*.nbi|*.nbc`` (git-ignored, so a worktree has none) and trusts them only
-    while the source file's mtime and size are those it recorded.  Without this every stage of a profile run
-    compiles the kernels it uses again (the tiny profile's first stages spent 4-8 s each).  Only modules whose
-    source is byte-equal to the workspace's get the workspace's mtime and kernels; the rest compile as usual."""
-    modules = {index.parent.parent / (index.name.split(".", 1)[0] + ".py")
-               for index in (Path(root) / "src").rglob("__pycache__/*.nbi")}
-    count = 0
-    for module in sorted(modules):
-        target = Path(directory) / module.relative_to(root)
-        try:
-            same = target.is_file() and module.is_file() and target.read_bytes() == module.read_bytes()
-        except OSError:
-            same = False
-        if not same:
-            continue
-        stat = module.stat()
-        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        cache = target.parent / "__pycache__"
-        cache.mkdir(exist_ok=True)
-        for kernel in (module.parent / "__pycache__").glob(module.stem + ".*.nb[ic]"):
-            shutil.copy2(kernel, cache / kernel.name)
-        count += 1
-    return count
 
 
 def _share_cache(root: Path, directory: Path) -> None:
