@@ -4,8 +4,8 @@ The report is an index and one page per game (issue 38: one 150,000 px page had 
 (``report.md`` / ``index.html``) opens with the profile, the git commit (said once: a provenance cell names a
 commit only where it differs), how to read the numbers, a table of contents, the headline table
 (``report/headline.py``, the one README shows) and every experiment id linked to its section; then the sections
-that span games: the reference systems' published numbers beside ours, deviations, AlphaZero, sweeps, round
-robins, reproducibility and the data checks.  A game's page (``<game>.md`` / ``<game>.html``) holds its
+that span games: the reference systems' published numbers beside ours, deviations, AlphaZero, sweeps, studies
+(``report/studies.py``), round robins, reproducibility and the data checks.  A game's page (``<game>.md`` / ``<game>.html``) holds its
 experiments' sections, its optimal-move rates and its provenance rows.  Markdown and HTML are rendered from the
 same blocks, and links inside the report resolve to each format's files (``report/document.py``).
 
@@ -34,6 +34,7 @@ from boardrl.report.reproducibility import reproducibility_blocks
 from boardrl.report.results import Experiment, ReportError, load_results, load_tournaments
 from boardrl.report.sections import (experiment_blocks, experiments_table, optimal_blocks, profile_blocks,
                                      provenance_table)
+from boardrl.report.studies import StudyResults, load_studies, study_blocks
 from boardrl.report.sweeps import Sweep, load_sweeps, sweep_blocks
 from boardrl.report.tournaments import tournament_blocks
 from boardrl.report.traces_section import trace_cells
@@ -155,7 +156,8 @@ def deviation_of(system: str) -> str:
 
 
 def index_page(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: Path | None,
-               sweeps: list[Sweep], project: Path | None, tournaments: dict[str, dict[str, Any]]) -> Page:
+               sweeps: list[Sweep], project: Path | None, tournaments: dict[str, dict[str, Any]],
+               studies: list[StudyResults] | None = None) -> Page:
     """The report's first page: header, contents, headline, every experiment, and the sections across games."""
     head: list[Block] = [Heading(1, TITLE), *profile_blocks(exps, links),
                          commit_line(provenances(exps, tournaments), links.commit), *reading_blocks()]
@@ -167,6 +169,7 @@ def index_page(exps: list[Experiment], links: Links, fig_dir: Path, data_summary
         Bullets([[Span(deviation_of(d.system)), Span(d.where, code=True), Span(": " + d.what)] for d in DEVIATIONS]),
         *alphazero_section(exps, links, project),
         *sweep_blocks(sweeps, exps, links, fig_dir),
+        *study_blocks(studies or [], fig_dir),
         *tournament_blocks(tournaments, links),
         *reproducibility_blocks(exps, links),
         *data_blocks(data_summary, project),
@@ -192,30 +195,34 @@ def game_page(game: str, exps: list[Experiment], links: Links, fig_dir: Path) ->
 
 def compose(exps: list[Experiment], links: Links, fig_dir: Path, data_summary: Path | None,
             sweeps: list[Sweep] | None = None, project: Path | None = None,
-            tournaments: dict[str, dict[str, Any]] | None = None) -> list[Page]:
-    """The report's pages, the index first; figures are written (or copied, for sweeps) into ``fig_dir`` as a
-    side effect.  ``project``: the directory file paths are shown relative to."""
+            tournaments: dict[str, dict[str, Any]] | None = None,
+            studies: list[StudyResults] | None = None) -> list[Page]:
+    """The report's pages, the index first; figures are written (or copied, for sweeps and studies) into
+    ``fig_dir`` as a side effect.  ``project``: the directory file paths are shown relative to."""
     tournaments = tournaments or {}
     pages = [game_page(g, [e for e in exps if e.game == g], links, fig_dir) for g in games(exps)]
-    return [index_page(exps, links, fig_dir, data_summary, sweeps or [], project, tournaments), *pages]
+    return [index_page(exps, links, fig_dir, data_summary, sweeps or [], project, tournaments, studies), *pages]
 
 
 def build_report(results_dir: Path, out_dir: Path, *, ui: str = DEFAULT_UI,
                  data_summary: Path | None = None) -> list[Path]:
     """Write ``report.md`` and ``index.html``, ``<game>.md`` and ``<game>.html`` per game, and ``figures/*.png``
-    into ``out_dir``; returns the files written."""
+    into ``out_dir``; returns the files written.  The studies are those of the results directory's project
+    (``studies/``)."""
     from boardrl.atomic_io import atomic_directory
 
     exps = load_results(Path(results_dir))
     sweeps = load_sweeps(Path(results_dir))
     tournaments = load_tournaments(Path(results_dir))
+    project = Path(results_dir).resolve().parent
+    studies = load_studies(project)
     links = make_links(ui, exps, tournaments)
     out_dir = Path(out_dir)
     with atomic_directory(out_dir) as tmp:
         fig_dir = tmp / "figures"
         fig_dir.mkdir()
-        pages = compose(exps, links, fig_dir, data_summary, sweeps, project=Path(results_dir).resolve().parent,
-                        tournaments=tournaments)
+        pages = compose(exps, links, fig_dir, data_summary, sweeps, project=project, tournaments=tournaments,
+                        studies=studies)
         for page in pages:
             (tmp / page_file(page.key, "md")).write_text(markdown.render(page.blocks, page.key))
             (tmp / page_file(page.key, "html")).write_text(html.render(page.blocks, page.title, page.key))

@@ -1,0 +1,91 @@
+"""The report's "Studies" section: what each study last wrote under ``studies/<name>/``.
+
+Why from files, not from results/: a study is a set of tracked DVC experiments that ``boardrl study <name>`` runs
+(hours of training outside the profile), so the report cannot produce it.  It shows the table and figure the
+study wrote and committed, the command that reruns it and the DVC experiment behind each row.  A study that has
+not been run is named as such, so every comparison the project defines is in sight.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from boardrl.experiments.study import STUDIES_DIR, load_study, table_cells
+from boardrl.report.document import Block, Bullets, Heading, Image, Paragraph, Span, Table, text
+from boardrl.report.results import ReportError
+
+RESULTS = "results.json"
+FIGURE = "results.png"
+
+
+@dataclass(frozen=True)
+class StudyResults:
+    name: str
+    description: str
+    table: list[dict[str, Any]] | None  # results.json's rows; None: the study has not been run
+    figure: Path | None
+
+
+def load_studies(project: Path) -> list[StudyResults]:
+    """Every ``studies/<name>.yaml`` of ``project`` with what its last run wrote; a bad study file or results
+    file is a ``BoardRLError`` naming it."""
+    out = []
+    for spec in sorted((Path(project) / STUDIES_DIR).glob("*.yaml")):
+        study = load_study(Path(project), spec.stem)
+        folder = spec.with_suffix("")
+        results = folder / RESULTS
+        table = None
+        if results.is_file():
+            try:
+                table = json.loads(results.read_text())["rows"]
+            except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ReportError(f"{results}: not a study's results ({exc})") from None
+        figure = folder / FIGURE
+        out.append(StudyResults(study.name, study.spec.description.strip(), table,
+                                figure if table is not None and figure.is_file() else None))
+    return out
+
+
+def study_blocks(studies: list[StudyResults], fig_dir: Path) -> list[Block]:
+    """The "Studies" section (nothing when the project defines none); figures are copied into ``fig_dir``."""
+    if not studies:
+        return []
+    out: list[Block] = [
+        Heading(2, "Studies"),
+        Paragraph(text(
+            "Comparisons of settings, each a set of tracked DVC experiments that ",
+            Span("boardrl study <name>", code=True), " queues, runs and resumes (", Span("studies/<name>.yaml", code=True),
+            "; the docs' studies page says how). The numbers are interquartile means over each variation's training "
+            "seeds, from the metrics files of the DVC experiment its row names (", Span("dvc exp show", code=True),
+            "), as the study last wrote them to ", Span("studies/<name>/results.json", code=True),
+            ". A profile run does not rerun them; each row's commit says which code trained it.")),
+    ]
+    for study in studies:
+        if study.table is not None:
+            out += _one(study, fig_dir)
+    waiting = [s for s in studies if s.table is None]
+    if waiting:
+        out += [Heading(3, "Not run yet"),
+                Bullets([[Span(f"boardrl study {s.name}", code=True), Span(": " + s.description)] for s in waiting])]
+    return out
+
+
+def _one(study: StudyResults, fig_dir: Path) -> list[Block]:
+    head, rows = table_cells(study.table or [])
+    out: list[Block] = [
+        Heading(3, study.name),
+        Paragraph(text(study.description, " Rerun: ", Span(f"boardrl study {study.name}", code=True), ".")),
+        Table(head, [[[Span(cell, code=i == 0)] for i, cell in enumerate(row)] for row in rows],
+              numeric=frozenset(range(3, len(head)))),
+    ]
+    if not rows:
+        out.append(Paragraph(text("No variation has finished yet.")))
+    if study.figure is not None:
+        name = f"study_{study.name}.png"
+        shutil.copyfile(study.figure, fig_dir / name)
+        out.append(Image(f"figures/{name}", f"study {study.name}: each variation's rates"))
+    return out
