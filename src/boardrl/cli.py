@@ -553,6 +553,8 @@ def study(
     name: Annotated[str, typer.Argument(help="A study: studies/<name>.yaml.", show_default=False)],
     jobs: Annotated[int, typer.Option("--jobs", help="DVC queue workers: variations run side by side.")] = 1,
     check: Annotated[bool, typer.Option("--check", help="Only validate every variation; queue nothing.")] = False,
+    collect: Annotated[bool, typer.Option("--collect", help="Queue nothing: write the table of the variations "
+                                          "finished so far.")] = False,
 ) -> None:
     """Run a study: its variations as DVC experiments through DVC's queue (finished ones are skipped, so a killed
     study continues), tracked in MLflow; then its table, studies/<name>/results.md and .png."""
@@ -564,7 +566,7 @@ def study(
     if check:
         check_study(Path.cwd(), name)
         return
-    raise SystemExit(run_study(Path.cwd(), name, jobs))
+    raise SystemExit(run_study(Path.cwd(), name, jobs, collect=collect))
 
 
 if __name__ == "__main__":

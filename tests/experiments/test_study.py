@@ -337,6 +337,16 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
     assert "tiny-slow is done" in again.stderr and "tiny-fast is done" in again.stderr
     assert "queued" not in again.stderr
     assert len(client.search_runs([game.experiment_id], filter_string="tags.study = 'tiny'")) == len(runs)
+
+    # --collect: a variation added since is named as not finished, the table holds the finished ones, and
+    # nothing is queued
+    write_study(repo, "tiny", {**TINY_STUDY, "variations": {**TINY_STUDY["variations"],
+                                                             "extra": {f"experiments.{EXP}.params.alpha": 0.3}}})
+    collected = run([*cmd[:3], "--collect"], repo, timeout=300)
+    assert collected.returncode == 1, collected.stderr[-3000:]
+    assert "not finished: tiny-extra" in collected.stderr and "queued" not in collected.stderr
+    assert [r["variation"] for r in json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]] \
+        == ["slow", "fast"]
     print(f"study: first run {first.seconds:.0f} s, rerun {again.seconds:.0f} s")
 
 

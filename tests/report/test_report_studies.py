@@ -11,7 +11,7 @@ from boardrl.report import ReportError, build_report
 from report.results_tree import make_results
 
 STUDY = """\
-description: TD(0) with a constant or a falling learning rate.
+description: TD(0) with a constant or a falling learning rate (`lr_end`).
 experiments: [tictactoe_td0]
 variations:
   constant: {experiments.tictactoe_td0.params.lr_end: null}
@@ -48,6 +48,7 @@ def test_a_run_study_shows_its_table_figure_and_command_and_one_not_run_is_named
     build_report(project_with_studies(tmp_path), out)
     section = studies_section((out / "report.md").read_text())
     assert "### lr" in section and "`boardrl study lr`" in section
+    assert "a falling learning rate (`lr_end`). Rerun:" in section
     rows = [line for line in section.splitlines() if line.startswith("| `tictactoe_td0`")]
     assert len(rows) == 2
     assert "| constant | lr-constant (aaaaaaa) | 5 | 10000 | 35 | 0.999 | 0.886 / 0.000 |" in rows[0]

@@ -303,8 +303,12 @@ def plan(wanted: dict[str, dict[str, Any]], study: Study, done: dict[str, Finish
 
 
 def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
-              say: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> int:
-    """Validate, queue what is not done, wait, write the table; 0 when every variation finished."""
+              say: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True),
+              collect: bool = False) -> int:
+    """Validate, queue what is not done, wait, write the table; 0 when every variation finished.
+
+    ``collect``: queue and wait for nothing, only write the table of the variations finished so far (a study
+    stopped part way, whose finished variations are worth reading while the rest waits for machine time)."""
     root = Path(root)
     if restore_params(root):
         say(f"study {name}: params.yaml restored from {'/'.join(PARAMS_BACKUP)} (a study was killed while queueing)")
@@ -315,6 +319,8 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
     skip, wait, run = plan(wanted, study, done, queued, alive)
     for v in skip:
         say(f"study {name}: {exp_name(study, v)} is done (DVC experiment {done[exp_name(study, v)].rev[:7]})")
+    if collect:
+        run, wait = [], []
     for v in run:
         _queue(root, study, v, wanted[v], done, queued.get(exp_name(study, v)), say)
     if run or wait:

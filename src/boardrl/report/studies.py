@@ -70,15 +70,25 @@ def study_blocks(studies: list[StudyResults], fig_dir: Path) -> list[Block]:
     waiting = [s for s in studies if s.table is None]
     if waiting:
         out += [Heading(3, "Not run yet"),
-                Bullets([[Span(f"boardrl study {s.name}", code=True), Span(": " + s.description)] for s in waiting])]
+                Bullets([[Span(f"boardrl study {s.name}", code=True), Span(": "), *described(s.description)]
+                         for s in waiting])]
     return out
+
+
+def described(description: str) -> list[Span]:
+    """A study file's description, its `backticked` words as code (the file is written in Markdown's way)."""
+    parts = description.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: all of it as written
+        return [Span(description)]
+    return [Span(part, code=i % 2 == 1) for i, part in enumerate(parts) if part]
 
 
 def _one(study: StudyResults, fig_dir: Path) -> list[Block]:
     head, rows = table_cells(study.table or [])
     out: list[Block] = [
         Heading(3, study.name),
-        Paragraph(text(study.description, " Rerun: ", Span(f"boardrl study {study.name}", code=True), ".")),
+        Paragraph([*described(study.description), *text(" Rerun: ", Span(f"boardrl study {study.name}", code=True),
+                                                         ".")]),
         Table(head, [[[Span(cell, code=i == 0)] for i, cell in enumerate(row)] for row in rows],
               numeric=frozenset(range(3, len(head)))),
     ]
