@@ -7,6 +7,7 @@ with MLflow's own client.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -123,20 +124,25 @@ with mr.stage_run(root, stage="train", mlflow_experiment="tictactoe", run_name="
 """
 
 
-def test_the_service_outlives_the_directory_of_the_stage_that_started_it(tmp_path):
+def test_the_service_outlives_the_copy_of_the_project_that_started_it(tmp_path):
     """DVC's queue runs each variation of a study in a temporary copy of the project and deletes it afterwards.
-    The service that copy's first stage started serves the next variation's stages too, so it must not stay in
-    that directory: MLflow's Model.log failed there with FileNotFoundError once the directory was gone."""
+    The service that copy's first stage started, importing boardrl from that copy, serves the next variation's
+    stages too.  So it must need nothing of the copy once started: MLflow's Model.log failed with
+    FileNotFoundError once the directory was gone, then with "model path does not exist" for the agent model's
+    code file, which was the copy's."""
     project, first_copy, second_copy = tmp_path / "project", tmp_path / "copy1", tmp_path / "copy2"
     for d in (project, first_copy, second_copy):
         d.mkdir()
+    shutil.copytree(Path(service.__file__).parents[1], first_copy / "src" / "boardrl",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, service.IDLE_ENV: "30"}
     out = subprocess.run([sys.executable, "-c", STAGE, str(project), "e1"], cwd=first_copy, capture_output=True,
-                         text=True, env=env, timeout=200)
+                         text=True, env={**env, "PYTHONPATH": str(first_copy / "src")}, timeout=200)
     assert out.returncode == 0, out.stderr[-2000:]
     pid = int(out.stdout.split()[1])
     assert Path(os.readlink(f"/proc/{pid}/cwd")) == service.socket_path(mr.tracking_uri(project)).parent
-    first_copy.rmdir()
+    assert str(first_copy / "src") in Path(f"/proc/{pid}/environ").read_text()  # its boardrl is the copy's
+    shutil.rmtree(first_copy)
     model = second_copy / "model"
     model.mkdir()
     (model / "agent.json").write_text("{}")

@@ -34,11 +34,31 @@ def client(uri: str) -> Any:
     return _clients[uri]
 
 
-def preload() -> None:
-    """Import what the first call needs (MLflow and its SQL store), without opening the database yet."""
+#: The agent model's code file that ``log_agent_model`` logs: the service's own copy once ``preload`` made one.
+_model_code: Path | None = None
+
+
+def preload(code_dir: Path | None = None) -> None:
+    """Import what any call needs (MLflow, its SQL store, the agent model's pyfunc), without opening the database
+    yet, and keep a copy of the agent model's code in ``code_dir``.
+
+    Why all of it at start-up: the service outlives the stage that started it and imports boardrl from that
+    stage's copy of the project, which DVC's queue deletes when its experiment ends.  A module or file of that copy
+    first needed later is then gone: MLflow's Model.log found no model code file, and every later variation of a
+    study failed in its train stage."""
+    global _model_code
     quiet_migrations()
     import mlflow  # noqa: F401
+    from mlflow.models import Model  # noqa: F401
     from mlflow.store.tracking import sqlalchemy_store  # noqa: F401
+
+    from boardrl.atomic_io import atomic_write_bytes
+    from boardrl.tracking.pyfunc import CODE
+
+    if code_dir is not None:
+        Path(code_dir).mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(Path(code_dir) / CODE.name, CODE.read_bytes())
+        _model_code = Path(code_dir) / CODE.name
 
 
 def forget_clients() -> None:
@@ -147,7 +167,7 @@ def log_agent_model(uri: str, *, run_id: str, game_id: str, model_dir: str, name
         # experiment (else the model lands in the hidden Default experiment).  Calls are serialized by the caller.
         mlflow.set_tracking_uri(uri)
         mlflow.set_experiment(experiment_id=client(uri).get_run(run_id).info.experiment_id)
-        info = Model.log(artifact_path=None, name=name, flavor=mlflow.pyfunc, python_model=str(CODE),
+        info = Model.log(artifact_path=None, name=name, flavor=mlflow.pyfunc, python_model=str(_model_code or CODE),
                          artifacts={"model_dir": str(model_dir)}, model_config={"game": game_id},
                          pip_requirements=["boardrl"], run_id=run_id, flavor_name="python_function")
         return str(info.model_uri)

@@ -289,7 +289,8 @@ def main(argv: list[str]) -> int:
     except (AttributeError, OSError):
         pass
     service = Service(uri, path)
-    service.ops.preload()  # import MLflow before the first client connects (the store opens on the first call)
+    # everything it will need, before the first client connects (the store opens on the first call)
+    service.ops.preload(code_dir=path.with_suffix(".code"))
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} tracking service {os.getpid()} serves {uri} on {path}",
           file=sys.stderr, flush=True)
     service.serve()
