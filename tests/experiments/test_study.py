@@ -16,14 +16,8 @@ import yaml
 from boardrl.config import ConfigError, parse_params
 from boardrl.experiments.study import (
     Finished,
-    Study,
-    StudyFile,
     dvc_env,
     exp_name,
-    figure,
-    load_study,
-    markdown,
-    measures,
     overlay,
     plan,
     queue_command,
@@ -33,6 +27,7 @@ from boardrl.experiments.study import (
     variation_params,
     write_results,
 )
+from boardrl.experiments.study_spec import Study, StudyFile, load_study
 from repo_copy import git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -267,7 +262,7 @@ def test_variations_that_failed_side_by_side_run_once_more_alone(monkeypatch, tm
 
 
 # ---------------------------------------------------------------------------------------------- the table
-def test_rows_markdown_and_figure(tmp_path):
+def test_rows_keep_variations_with_the_wanted_params_and_write_the_three_files(tmp_path):
     study = Study("s", "studies/s.yaml", StudyFile.model_validate(TINY_STUDY))
     wanted = {"slow": {"x": 1}, "fast": {"x": 2}}
     metrics = {f"results/metrics/{EXP}.json": {"budget": 2000, "seeds": 1, "optimal_move_rate": 0.5,
@@ -279,19 +274,12 @@ def test_rows_markdown_and_figure(tmp_path):
     table = rows(study, wanted, results, lambda rev, exp_id: [30.0, 10.0, 20.5] if rev[0] == "a" else [])
     assert [(r["variation"], r["rev"][0]) for r in table] == [("slow", "a")]  # fast's params are stale
     assert table[0]["train_seconds"] == [30.0, 10.0, 20.5]
-    md = markdown(study, table)
-    assert ("| `tictactoe_tabular_q` | slow | `s-slow` (aaaaaaa) | 1 | 2000 | 20 | 0.500 | 0 of 1; 1.000 / 0.953 | "
-            "0.550 / 0.450 | 0.000 / 1.000 |") in md.splitlines()
-    assert measures(table[0]) == {"random win": 0.55, "random loss": 0.45, "perfect win": 0.0, "perfect loss": 1.0,
-                                  "optimal moves": 0.5, "exact loss as first": 1.0, "exact loss as second": 0.95344}
-    assert "| fast | `experiments.tictactoe_tabular_q.params.alpha` = `0.5` |" in md.splitlines()
     files = write_results(tmp_path, study, wanted, results)
     assert [f.name for f in files] == ["results.md", "results.png", "results.json"]
     assert files[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # tmp_path is no DVC repository: the numbers are written, the timings are not known ("-")
     assert json.loads(files[2].read_text())["rows"] == [{**table[0], "train_seconds": []}]
     assert "| 1 | 2000 | - | 0.500 |" in files[0].read_text()
-    assert "(no variation has finished)" in markdown(study, [])
 
 
 # ---------------------------------------------------------------------------------------------- end to end
@@ -348,22 +336,6 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
     assert [r["variation"] for r in json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]] \
         == ["slow", "fast"]
     print(f"study: first run {first.seconds:.0f} s, rerun {again.seconds:.0f} s")
-
-
-def test_the_figure_draws_win_rates_over_training_time_for_the_opponents_named():
-    """``versus_time``: a second panel per experiment, one marker per variation at (median training seconds, win
-    rate); a variation without timings is left out of it, not drawn at zero."""
-    study = Study("s", "studies/s.yaml", StudyFile.model_validate({**TINY_STUDY, "versus_time": ["random"]}))
-    row = {"experiment": EXP, "seeds": 3, "budget": 2000, "optimal_move_rate": 0.5, "exact_vs_perfect": None,
-           "opponents": {"random": {"win": 0.75, "loss": 0.1}}}
-    table = [{**row, "variation": "slow", "train_seconds": [40.0, 20.0, 30.0]},
-             {**row, "variation": "fast", "train_seconds": []}]
-    fig = figure(study, table)
-    assert len(fig.axes) == 2  # the bars, then the timed panel beside them
-    timed = fig.axes[1]
-    assert [tuple(p) for p in timed.collections[0].get_offsets()] == [(30.0, 0.75)]
-    assert [t.get_text() for t in timed.texts] == ["slow"]
-    assert timed.get_xlabel().startswith("training wall time")
 
 
 def test_training_seconds_come_from_each_seeds_summary_in_dvcs_cache(tmp_path):

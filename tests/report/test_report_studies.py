@@ -51,8 +51,8 @@ def test_a_run_study_shows_its_table_figure_and_command_and_one_not_run_is_named
     assert "a falling learning rate (`lr_end`). Rerun:" in section
     rows = [line for line in section.splitlines() if line.startswith("| `tictactoe_td0`")]
     assert len(rows) == 2
-    assert "| constant | lr-constant (aaaaaaa) | 5 | 10000 | 35 | 0.999 | 0.886 / 0.000 |" in rows[0]
-    assert "| falling | lr-falling (bbbbbbb) | 5 | 10000 | 31 | 1.000 | 0.910 / 0.000 |" in rows[1]
+    assert "| constant | `lr-constant` | aaaaaaa | 5 | 10000 | 35 | 0.999 | 0.886 / 0.000 |" in rows[0]
+    assert "| falling | `lr-falling` | bbbbbbb | 5 | 10000 | 31 | 1.000 | 0.910 / 0.000 |" in rows[1]
     assert (out / "figures" / "study_lr.png").read_bytes() == b"\x89PNG study figure"
     assert "figures/study_lr.png" in section
     assert "### Not run yet" in section and "`boardrl study other`: Another look at" in section

@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import statistics
 import subprocess
 import sys
 import time
@@ -42,37 +40,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from boardrl.config import ConfigError, parse_params, read_yaml
 from boardrl.experiments.profiles import DROP, drop_keys, leaves, load_overlay, merge
+from boardrl.experiments.study_spec import STUDIES_DIR, Study, load_study
+from boardrl.experiments.study_table import figure, markdown
 
-STUDIES_DIR = "studies"
-NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 METRICS = "results/metrics/{id}.json"
 PENDING = ("Queued", "Running")
 PARAMS_BACKUP = (".dvc", "tmp", "boardrl-study-params.yaml")  # the workspace's params.yaml while queueing
-
-
-class StudyFile(BaseModel):
-    """The schema of ``studies/<name>.yaml`` (unknown keys are errors: a typo must not silently compare nothing)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    description: str = Field(min_length=1, description="what the study compares, and why")
-    base_profile: str | None = Field(None, description="a profiles/<name>.yaml overlay applied first")
-    experiments: list[str] = Field(min_length=1, description="the experiments compared; the others are dropped")
-    common: dict[str, Any] = Field(default_factory=dict, description="dotted params keys set in every variation")
-    variations: dict[str, dict[str, Any]] = Field(min_length=1, description="name -> dotted params keys")
-    versus_time: list[str] = Field(default_factory=list, description="opponents whose win rate the figure draws "
-                                   "against each variation's training wall time")
-
-
-@dataclass(frozen=True)
-class Study:
-    name: str
-    file: str  # studies/<name>.yaml, as errors name it
-    spec: StudyFile
 
 
 @dataclass(frozen=True)
@@ -84,30 +59,7 @@ class Finished:
     metrics: dict[str, Any]
 
 
-# ---------------------------------------------------------------------------------------------- loading
-def study_path(root: Path, name: str) -> Path:
-    return Path(root) / STUDIES_DIR / f"{name}.yaml"
-
-
-def load_study(root: Path, name: str) -> Study:
-    """Study ``name``, its file checked against the schema (``ConfigError`` naming the file and key)."""
-    path, file = study_path(root, name), f"{STUDIES_DIR}/{name}.yaml"
-    if not NAME.match(name) or not path.is_file():
-        known = sorted(p.stem for p in (Path(root) / STUDIES_DIR).glob("*.yaml"))
-        raise ConfigError("", f"unknown study {name!r}; studies: {', '.join(known) or 'none'}", file="STUDY")
-    try:
-        spec = StudyFile.model_validate(read_yaml(path))
-    except ConfigError as exc:
-        raise ConfigError(exc.key, exc.problem, file=file) from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(".".join(str(p) for p in err["loc"]), err["msg"], file=file) from None
-    for variation in spec.variations:
-        if not NAME.match(variation):
-            raise ConfigError(f"variations.{variation}", "use lower-case letters, digits, '_' and '-'", file=file)
-    return Study(name, file, spec)
-
-
+# ---------------------------------------------------------------------------------------------- params
 def nest(dotted: dict[str, Any], key: str, file: str) -> dict[str, Any]:
     """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``; ``ConfigError`` at ``key`` when one key lies inside another."""
     out: dict[str, Any] = {}
@@ -124,7 +76,6 @@ def nest(dotted: dict[str, Any], key: str, file: str) -> dict[str, Any]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------- params
 def study_drops(params: dict[str, Any], keep: list[str], file: str) -> list[str]:
     """Dotted keys the study removes: the experiments it does not compare, every sweep and every tournament
     (none of them is what a study compares, and each would cost every variation its run time)."""
@@ -488,131 +439,6 @@ def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Fin
                         "optimal_move_rate": m.get("optimal_move_rate"), "exact_vs_perfect": m.get("exact_vs_perfect"),
                         "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs:") and isinstance(v, dict)}})
     return out
-
-
-def measures(row: dict[str, Any]) -> dict[str, float | None]:
-    """A row's rates by label, as the figure draws them: win and loss against each opponent, the optimal-move
-    rate and, for tic-tac-toe, the exact loss probability against perfect play per seat."""
-    out: dict[str, float | None] = {}
-    for opp, wl in row["opponents"].items():
-        out[f"{opp} win"], out[f"{opp} loss"] = wl.get("win"), wl.get("loss")
-    out["optimal moves"] = row["optimal_move_rate"]
-    for seat in ("as_first", "as_second"):
-        if row.get("exact_vs_perfect"):
-            out[f"exact loss {seat.replace('_', ' ')}"] = row["exact_vs_perfect"].get(f"loss_{seat}")
-    return out
-
-
-def _rate(x: Any) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
-def _seconds(values: list[float] | None) -> str:
-    return f"{statistics.median(values):.0f}" if values else "-"
-
-
-def _exact(block: dict[str, Any] | None, seeds: Any) -> str:
-    if not block:
-        return "-"
-    first, second = block.get("loss_as_first"), block.get("loss_as_second")
-    return f"{block.get('flawless_seeds')} of {block.get('measured_seeds', seeds)}; {_rate(first)} / {_rate(second)}"
-
-
-def table_cells(table: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
-    """The results table as text: its header, and per row the experiment, variation, DVC experiment (its name and
-    commit), seeds, budget, median training seconds, optimal moves, the exact losses where measured and the win /
-    loss against each opponent.  ``results.md`` and the report's "Studies" section both show it."""
-    opponents = list(dict.fromkeys(o for r in table for o in r["opponents"]))
-    exact = any(r.get("exact_vs_perfect") for r in table)
-    head = ["experiment", "variation", "DVC experiment", "seeds", "budget", "training s (median)", "optimal moves",
-            *(["exact vs perfect: flawless seeds; loss first / second"] if exact else []),
-            *[f"vs {o}: win / loss" for o in opponents]]
-    rows_out = []
-    for r in table:
-        cells = [r["experiment"], r["variation"], f"{r['dvc_experiment']} ({r['rev'][:7]})",
-                 str(r["seeds"] or "-"), str(r["budget"] or "-"), _seconds(r.get("train_seconds")),
-                 _rate(r["optimal_move_rate"])]
-        if exact:
-            cells.append(_exact(r.get("exact_vs_perfect"), r["seeds"]))
-        for o in opponents:
-            wl = r["opponents"].get(o) or {}
-            cells.append(f"{_rate(wl.get('win'))} / {_rate(wl.get('loss'))}" if wl else "-")
-        rows_out.append(cells)
-    return head, rows_out
-
-
-def markdown(study: Study, table: list[dict[str, Any]]) -> str:
-    """The study's description, its variations' settings, and one row per experiment and variation."""
-    lines = [f"# Study `{study.name}`", "", study.spec.description.strip(), "",
-             f"Generated by `boardrl study {study.name}` from `{study.file}`; every number is a metrics file of the "
-             f"DVC experiment named in its row (`dvc exp show`), whose MLflow runs carry the tags `study = "
-             f"{study.name}` and `study_variation = <variation>`.  Rates are interquartile means over the seeds.",
-             "", "| variation | settings |", "|---|---|"]
-    for v, keys in study.spec.variations.items():
-        settings = ", ".join(f"`{k}` = `{json.dumps(val)}`" for k, val in keys.items()) or "(params.yaml's own)"
-        lines.append(f"| {v} | {settings} |")
-    if study.spec.common:
-        lines.append("| (every variation) | " + ", ".join(f"`{k}` = `{json.dumps(val)}`"
-                                                        for k, val in study.spec.common.items()) + " |")
-    head, cells = table_cells(table)
-    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r, row in zip(table, cells):
-        row = [f"`{row[0]}`", row[1], f"`{r['dvc_experiment']}` ({r['rev'][:7]})", *row[3:]]
-        lines.append("| " + " | ".join(row) + " |")
-    if not table:
-        lines.append("| (no variation has finished) |" + " |" * (len(head) - 1))
-    return "\n".join(lines) + "\n"
-
-
-def figure(study: Study, table: list[dict[str, Any]]):
-    """Grouped bars, one panel per experiment: each of its ``measures``, one bar per variation."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    ids = list(dict.fromkeys(r["experiment"] for r in table)) or ["(no variation has finished)"]
-    variations = list(study.spec.variations)
-    timed = bool(study.spec.versus_time)
-    fig, axes = plt.subplots(len(ids), 2 if timed else 1, figsize=(15 if timed else 9, 2.8 * len(ids)),
-                             squeeze=False, gridspec_kw={"width_ratios": [3, 2]} if timed else None)
-    if timed:
-        for ax, exp_id in zip(axes[:, 1], ids):
-            versus_time(ax, study, [r for r in table if r["experiment"] == exp_id])
-    for ax, exp_id in zip(axes[:, 0], ids):
-        mine = {r["variation"]: measures(r) for r in table if r["experiment"] == exp_id}
-        labels = list(dict.fromkeys(k for m in mine.values() for k in m))
-        x, width = np.arange(len(labels)), 0.8 / max(1, len(variations))
-        for i, v in enumerate(variations):
-            values = [np.nan if mine.get(v, {}).get(k) is None else mine[v][k] for k in labels]
-            ax.bar(x + (i - (len(variations) - 1) / 2) * width, values, width, label=v)
-        ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
-        ax.set_ylim(0, 1)
-        ax.set_title(exp_id, fontsize=10)
-        ax.legend(fontsize=8)
-    fig.suptitle(f"study {study.name}", fontsize=11)
-    fig.tight_layout()
-    return fig
-
-
-def versus_time(ax, study: Study, table: list[dict[str, Any]]) -> None:
-    """Win rate (both seats) against each of ``versus_time``'s opponents over the median training wall time:
-    one marker per variation, named beside it, so settings that cost the same time stand side by side."""
-    for opp, marker in zip(study.spec.versus_time, "os^Dv<>"):
-        points = [(statistics.median(r["train_seconds"]), r["opponents"][opp]["win"], r["variation"]) for r in table
-                  if r.get("train_seconds") and (r["opponents"].get(opp) or {}).get("win") is not None]
-        if not points:
-            continue
-        ax.scatter([p[0] for p in points], [p[1] for p in points], marker=marker, label=f"vs {opp}")
-        for x, y, name in points:
-            ax.annotate(name, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("training wall time, s (median over seeds)", fontsize=8)
-    ax.set_ylabel("win rate, both seats", fontsize=8)
-    ax.set_title("win rate over training time", fontsize=10)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
 
 
 def write_results(root: Path, study: Study, wanted: dict[str, dict[str, Any]],

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from boardrl.experiments.study import STUDIES_DIR, load_study, table_cells
+from boardrl.experiments.study_spec import STUDIES_DIR, load_study
+from boardrl.experiments.study_table import table_cells
 from boardrl.report.document import Block, Bullets, Heading, Image, Paragraph, Span, Table, text
 from boardrl.report.results import ReportError
 
@@ -84,15 +85,15 @@ def described(description: str) -> list[Span]:
 
 
 def _one(study: StudyResults, fig_dir: Path) -> list[Block]:
-    head, rows = table_cells(study.table or [])
+    cells = table_cells(study.table or [])
     out: list[Block] = [
         Heading(3, study.name),
         Paragraph([*described(study.description), *text(" Rerun: ", Span(f"boardrl study {study.name}", code=True),
                                                          ".")]),
-        Table(head, [[[Span(cell, code=i == 0)] for i, cell in enumerate(row)] for row in rows],
-              numeric=frozenset(range(3, len(head)))),
+        Table(cells.head, [[[Span(c, code=i in cells.code)] for i, c in enumerate(row)] for row in cells.rows],
+              numeric=frozenset(range(cells.numeric_from, len(cells.head)))),
     ]
-    if not rows:
+    if not cells.rows:
         out.append(Paragraph(text("No variation has finished yet.")))
     if study.figure is not None:
         name = f"study_{study.name}.png"
