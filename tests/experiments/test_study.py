@@ -304,7 +304,7 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
 
     table = (repo / "studies" / "tiny" / "results.md").read_text()
     for v in ("slow", "fast"):
-        assert f"| `{EXP}` | {v} | `tiny-{v}` (" in table
+        assert f"| `{EXP}` | {v} | `tiny-{v}` | " in table
     assert (repo / "studies" / "tiny" / "results.png").stat().st_size > 1000
     got = json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]
     assert {r["variation"]: r["budget"] for r in got} == {"slow": 2000, "fast": 2000}
