@@ -16,6 +16,7 @@ import yaml
 from boardrl.config import ConfigError, parse_params
 from boardrl.experiments.study import (
     Finished,
+    check_cores,
     dvc_env,
     exp_name,
     overlay,
@@ -151,6 +152,32 @@ def test_cli_refuses_a_bad_study_before_dvc(project):
         assert res.stderr.startswith(f"error: studies/bad.yaml: variations.v.experiments.{EXP}.seeds: ")
     assert not (project / ".dvc").exists() and not (project / "studies" / "bad").exists()
     assert cli(project, "tiny", "--check").returncode == 0
+
+
+def test_variations_side_by_side_may_not_run_more_torch_threads_than_cores(project, monkeypatch):
+    """connect4_alphazero trains on 2 torch threads: two side by side on 2 cores would spin-wait (several times
+    slower), so --jobs 2 is refused with the two ways out; one thread each (set under common) or more cores fit,
+    and a tabular learner's one-thread stages always pair."""
+    monkeypatch.delenv("BOARDRL_TORCH_THREADS", raising=False)  # the suite's override (tests/conftest.py)
+    az = "connect4_alphazero"
+    spec = {"description": "two searches", "experiments": [az],
+            "variations": {"a": {}, "b": {f"experiments.{az}.params.simulations": 32}}}
+    write_study(project, "az", spec)
+    study = load_study(project, "az")
+    wanted = validate(project, study)
+    with pytest.raises(ConfigError) as info:
+        check_cores(study, wanted, jobs=2, cores=2)
+    assert str(info.value) == (
+        f"studies/az.yaml: common: --jobs 2 runs 2 variations side by side, and {az} (a) trains on 2 torch "
+        f"threads: 4 threads on 2 cores run several times slower; use --jobs 1, or set experiments.{az}.params."
+        "threads: 1 under common (it changes the models' bits)")
+    check_cores(study, wanted, jobs=1, cores=2)
+    check_cores(study, wanted, jobs=2, cores=4)
+    write_study(project, "az", {**spec, "common": {f"experiments.{az}.params.threads": 1}})
+    one_thread = load_study(project, "az")
+    check_cores(one_thread, validate(project, one_thread), jobs=2, cores=2)
+    tiny = load_study(project, "tiny")
+    check_cores(tiny, validate(project, tiny), jobs=2, cores=1)
 
 
 # ---------------------------------------------------------------------------------------------- a variation's params

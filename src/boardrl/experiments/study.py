@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from boardrl.config import ConfigError, parse_params, read_yaml
+from boardrl.cores import available_cores
 from boardrl.experiments.profiles import DROP, drop_keys, leaves, load_overlay, merge
 from boardrl.experiments.study_spec import STUDIES_DIR, Study, load_study
 from boardrl.experiments.study_table import figure, markdown
@@ -160,6 +161,32 @@ def validate(root: Path, study: Study) -> dict[str, dict[str, Any]]:
     return {v: variation_params(root, study, v) for v in study.spec.variations}
 
 
+def check_cores(study: Study, wanted: dict[str, dict[str, Any]], jobs: int, cores: int) -> None:
+    """``ConfigError`` when ``jobs`` variations side by side would run more torch threads than ``cores``.
+
+    Why refuse rather than run: torch's OpenMP threads spin while they wait for each other, so a two-thread
+    training beside another one runs several times slower (measured here: Connect 4 AlphaZero's self-play took
+    four times as long at ``--jobs 2``, so the study took longer than one variation at a time), and its
+    training seconds, which a study compares, would measure the crowding.  Not by lowering the threads
+    silently: the thread count is part of what a model computes (learn/core/device.py ``resolved_threads``), so
+    a study's models would then depend on its ``--jobs``.  Setting ``threads`` under ``common`` says so.
+    """
+    if jobs <= 1:
+        return
+    from boardrl.learn import stage_threads
+
+    for variation, data in wanted.items():
+        params = parse_params(data)
+        for exp_id in study.spec.experiments:
+            threads = stage_threads(params.experiments[exp_id].learner, params.learner_params(exp_id)) or 1
+            if threads > 1 and jobs * threads > cores:  # one-thread stages share cores without spinning
+                raise ConfigError("common", f"--jobs {jobs} runs {jobs} variations side by side, and {exp_id} "
+                                  f"({variation}) trains on {threads} torch threads: {jobs * threads} threads on "
+                                  f"{cores} cores run several times slower; use --jobs {max(1, cores // threads)}, "
+                                  f"or set experiments.{exp_id}.params.threads: {max(1, cores // jobs)} under "
+                                  "common (it changes the models' bits)", file=study.file)
+
+
 def exp_name(study: Study, variation: str) -> str:
     return f"{study.name}-{variation}"
 
@@ -272,6 +299,8 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
         say(f"study {name}: {exp_name(study, v)} is done (DVC experiment {done[exp_name(study, v)].rev[:7]})")
     if collect:
         run, wait = [], []
+    elif run:
+        check_cores(study, {v: wanted[v] for v in run}, jobs, available_cores())
     for v in run:
         _queue(root, study, v, wanted[v], done, queued.get(exp_name(study, v)), say)
     if run or wait:
