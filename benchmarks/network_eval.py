@@ -2,6 +2,8 @@
 whether each runtime computes the same outputs as the pipeline's.
 
     python benchmarks/network_eval.py [--repeats 5] [--out benchmarks/network_eval.json]
+    python benchmarks/network_eval.py --runtimes eager --batches 256 --network '{"body": "residual", "channels": 16,
+        "blocks": 2, "head": "policy_value", "head_hidden": 64}' --out /tmp/small.json   # another network's cost
     BOARDRL_CPU_ISA=native python benchmarks/network_eval.py --out /tmp/native.json   # without the CPU pins
 
 Why: the network is 97% of Connect 4 self-play time (docs/studies/speed.md), so issue 36 asks which way of running
@@ -92,23 +94,27 @@ def onnx_session(net, example, threads: int, folder: Path):
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def measure(threads: int, repeats: int, batches: tuple[int, ...] = BATCHES) -> dict[str, Any]:
+def measure(threads: int, repeats: int, batches: tuple[int, ...] = BATCHES, network: str | None = None,
+            runtimes: tuple[str, ...] = ("eager", "compile", "onnxruntime")) -> dict[str, Any]:
     """Every runtime and batch size on ``threads`` torch (and ONNX Runtime) threads, in this process."""
     import boardrl  # noqa: F401  (first: the CPU pins, boardrl/cpu_pins.py, precede torch loading its libraries)
     import torch
 
     from boardrl.config import load_params
     from boardrl.games import make_game
-    from boardrl.nn import build_network, network_preset
+    from boardrl.nn import build_network, network_preset, parse_network_config
 
     torch.set_num_threads(threads)
     p = load_params(HERE.parent / "params.yaml").learner_params("connect4_alphazero")
     game = make_game("connect4")
     torch.manual_seed(0)
-    net = build_network(network_preset(p.network, game.encoding_shape), game.encoding_shape, game.num_actions).eval()
+    spec = json.loads(network) if network and network.startswith("{") else (network or p.network)
+    config = network_preset(spec, game.encoding_shape) if isinstance(spec, str) else parse_network_config(spec)
+    net = build_network(config, game.encoding_shape, game.num_actions).eval()
     inputs = torch.from_numpy(positions(game, max(batches)))
     out: dict[str, Any] = {"threads": threads, "cpu_isa": os.environ.get("BOARDRL_CPU_ISA", "pinned"),
-                           "torch": torch.__version__, "runtimes": {}}
+                           "torch": torch.__version__, "network": config.model_dump(),
+                           "parameters": sum(t.numel() for t in net.parameters()), "runtimes": {}}
 
     def eager(x):
         with torch.inference_mode():
@@ -123,13 +129,13 @@ def measure(threads: int, repeats: int, batches: tuple[int, ...] = BATCHES) -> d
         return logits.numpy(), value.numpy()
 
     with tempfile.TemporaryDirectory() as folder:
-        session = onnx_session(net, inputs[:batches[0]], threads, Path(folder))
-        runtimes: dict[str, Callable] = {"eager": eager, "compile": compiled_call}
+        session = onnx_session(net, inputs[:batches[0]], threads, Path(folder)) if "onnxruntime" in runtimes else None
+        calls: dict[str, Callable] = {"eager": eager, "compile": compiled_call}
         if session is not None:
-            runtimes["onnxruntime"] = lambda x: tuple(session.run(None, {"x": x.numpy()}))
-        else:
+            calls["onnxruntime"] = lambda x: tuple(session.run(None, {"x": x.numpy()}))
+        elif "onnxruntime" in runtimes:
             out["onnxruntime"] = "not installed"
-        for name, run in runtimes.items():
+        for name, run in ((k, v) for k, v in calls.items() if k in runtimes):
             rows = {}
             for batch in batches:
                 x = inputs[:batch].contiguous()
@@ -147,16 +153,20 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", type=Path, default=HERE / "network_eval.json")
     ap.add_argument("--batches", default=",".join(map(str, BATCHES)), help="positions per call, comma-separated")
+    ap.add_argument("--network", help="a preset name or a network config as JSON (default: connect4_alphazero's)")
+    ap.add_argument("--runtimes", default="eager,compile,onnxruntime", help="comma-separated")
     ap.add_argument("--threads", type=int, help=argparse.SUPPRESS)  # a child process: one thread count
     args = ap.parse_args()
     batches = tuple(int(b) for b in args.batches.split(","))
     if args.threads:
-        print(json.dumps(measure(args.threads, args.repeats, batches)))
+        print(json.dumps(measure(args.threads, args.repeats, batches, args.network,
+                                 tuple(args.runtimes.split(",")))))
         return
     results = []
     for threads in THREADS:
-        res = subprocess.run([sys.executable, __file__, "--threads", str(threads), "--repeats", str(args.repeats),
-                              "--batches", args.batches], capture_output=True, text=True)
+        child = ["--threads", str(threads), "--repeats", str(args.repeats), "--batches", args.batches,
+                 "--runtimes", args.runtimes, *(["--network", args.network] if args.network else [])]
+        res = subprocess.run([sys.executable, __file__, *child], capture_output=True, text=True)
         if res.returncode != 0:
             sys.exit(f"error: the {threads}-thread run failed: {res.stderr.strip().splitlines()[-1:]}")
         results.append(json.loads(res.stdout.strip().splitlines()[-1]))
