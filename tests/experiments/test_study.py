@@ -288,6 +288,24 @@ def test_variations_that_failed_side_by_side_run_once_more_alone(monkeypatch, tm
     assert calls == []
 
 
+def test_waiting_outlasts_an_entry_missing_for_a_moment_and_ends_when_it_is_removed(monkeypatch, tmp_path):
+    """A task between DVC's queue and its worker is briefly in neither listing: the study keeps waiting (it once
+    took such a variation for finished), and stops only when the entry has been gone ``ABSENT_POLLS`` polls."""
+    from boardrl.experiments import study as study_mod
+
+    def replay(listings):
+        polls = iter(listings)
+        monkeypatch.setattr(study_mod, "queue_status", lambda root: (next(polls), True))
+        said: list[str] = []
+        study_mod.wait_for(tmp_path, ["s-a"], 1, 0.0, said.append)
+        return said
+
+    assert replay([{"s-a": "Queued"}, {}, {}, {"s-a": "Running"}, {}, {"s-a": "Success"}]) == [
+        "study: s-a: Queued", "study: s-a: Running", "study: s-a: Success"]
+    assert replay([{"s-a": "Running"}] + [{}] * study_mod.ABSENT_POLLS) == [
+        "study: s-a: Running", "study: s-a: Removed"]
+
+
 # ---------------------------------------------------------------------------------------------- the table
 def test_rows_keep_variations_with_the_wanted_params_and_write_the_three_files(tmp_path):
     study = Study("s", "studies/s.yaml", StudyFile.model_validate(TINY_STUDY))

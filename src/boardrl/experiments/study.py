@@ -48,6 +48,7 @@ from boardrl.experiments.study_table import figure, markdown
 
 METRICS = "results/metrics/{id}.json"
 PENDING = ("Queued", "Running")
+ABSENT_POLLS = 3  # polls a queue entry may be missing from DVC's listing before it counts as removed (wait_for)
 PARAMS_BACKUP = (".dvc", "tmp", "boardrl-study-params.yaml")  # the workspace's params.yaml while queueing
 
 
@@ -401,12 +402,20 @@ def start_workers(root: Path, jobs: int) -> None:
 
 def wait_for(root: Path, names: list[str], jobs: int, poll_s: float, say: Callable[[str], None]) -> None:
     """Until none of ``names`` is queued or running; workers that died are replaced, and an entry left
-    "Running" by a dead worker is marked failed."""
+    "Running" by a dead worker is marked failed.
+
+    An entry missing from DVC's listing keeps its last status for ``ABSENT_POLLS`` polls, then counts as removed:
+    between leaving the queue and showing as running, a task is briefly in neither list, and a study once took a
+    variation that was starting for finished (it wrote its table and stopped waiting while the variation ran)."""
     last: dict[str, str] = {}
+    absent = dict.fromkeys(names, 0)
     idle = 0
     while True:
         status, alive = queue_status(root)
-        now = {n: status.get(n, "Success") for n in names}
+        now = {}
+        for n in names:
+            absent[n] = 0 if n in status else absent[n] + 1
+            now[n] = status[n] if n in status else last.get(n, "Queued") if absent[n] < ABSENT_POLLS else "Removed"
         for n, s in now.items():
             if last.get(n) != s:
                 say(f"study: {n}: {s}")
