@@ -48,16 +48,19 @@ THREADS = (1, 2)
 
 
 def positions(game, n: int, seed: int = 0) -> np.ndarray:
-    """``n`` encoded positions met in random play from the empty board (float32, the network's input)."""
+    """``n`` encoded positions drawn from random play from the empty board (float32, the network's input): 64
+    games played on (a finished one starts again) until eight times ``n`` positions were seen, so the draw
+    covers every depth of a game, not only its first moves."""
     from boardrl.games.base import random_legal_actions
 
     rng = np.random.default_rng(seed)
     env = game.batched(64, auto_reset=True)
     seen = []
-    while sum(len(s) for s in seen) < n:
+    while sum(len(s) for s in seen) < 8 * n:
         env.step(random_legal_actions(env.legal_mask(), rng))
         seen.append(env.states.copy())
-    return game.encode_batch(np.concatenate(seen)[:n])
+    rows = np.concatenate(seen)
+    return game.encode_batch(rows[rng.choice(len(rows), size=n, replace=False)])
 
 
 def rate(call: Callable[[], Any], batch: int, repeats: int) -> float:
@@ -121,7 +124,7 @@ def measure(threads: int, repeats: int, batches: tuple[int, ...] = BATCHES, netw
             logits, value = net(x)
         return logits.numpy(), value.numpy()
 
-    compiled = torch.compile(net, dynamic=False)
+    compiled = torch.compile(net, dynamic=False) if "compile" in runtimes else None
 
     def compiled_call(x):
         with torch.inference_mode():
