@@ -15,6 +15,7 @@ them).  ``__pycache__`` is git-ignored."""
 
 import os
 import sys
+import pytest
 
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -60,3 +61,17 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         return rank.get(item.path.relative_to(root).as_posix(), len(rank))
 
     items.sort(key=module_rank)  # stable: the tests of a module keep their order
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _mlflow_stores_start_migrated():
+    """Every sqlite MLflow store a test opens in this process starts as a copy of one migrated once
+    (tests/mlflow_store.py: a minute of schema migrations less in the suite)."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    from mlflow_store import seeding_init
+
+    original = SqlAlchemyStore.__init__
+    SqlAlchemyStore.__init__ = seeding_init(original)
+    yield
+    SqlAlchemyStore.__init__ = original

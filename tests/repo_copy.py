@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 import yaml
 
+from mlflow_store import seed_store
+
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 
@@ -27,12 +29,13 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = None,
-              edit_tree: Callable[[Path], None] | None = None) -> Path:
+              edit_tree: Callable[[Path], None] | None = None, mlflow_store: bool = True) -> Path:
     """Copy what git would ship (tracked + untracked-not-ignored files) to ``dst``, commit it, return ``dst``.
 
     Python's bytecode (git-ignored) comes along with its timestamps so the copy does not compile every module
     again; numba's kernels need no copy, their cache is shared by content (boardrl/kernel_cache.py).  The copy
-    starts without ``dvc.lock``.  ``edit_params`` may change the copy's params.yaml (a dict), and ``edit_tree``
+    starts without ``dvc.lock``, and with an empty MLflow store unless ``mlflow_store`` is False (then its first
+    stage creates one, as in a fresh clone).  ``edit_params`` may change the copy's params.yaml (a dict), and ``edit_tree``
     any other file of the copy, before the commit, so the tree is clean.
     Stages run in the copy import the copy's ``src/`` (see ``stage_env``), so code edits there take effect.
     """
@@ -53,6 +56,8 @@ def copy_repo(dst: Path, edit_params: Callable[[dict[str, Any]], None] | None = 
         (dst / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     if edit_tree is not None:
         edit_tree(dst)
+    if mlflow_store:
+        seed_store(dst)  # git-ignored, like the store a first stage would make (tests/mlflow_store.py: why)
     git(dst, "init", "-q")
     git(dst, "add", "-A")
     git(dst, "commit", "-qm", "test copy")

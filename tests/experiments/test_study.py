@@ -340,7 +340,8 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
         (root / "profiles" / "small.yaml").write_text(yaml.safe_dump(SMALL))
         write_study(root, "tiny", TINY_STUDY)
 
-    repo = copy_repo(tmp_path / "repo", edit_tree=add_study)
+    # no MLflow store yet: the study creates it before two variations start side by side (``init_tracking``)
+    repo = copy_repo(tmp_path / "repo", edit_tree=add_study, mlflow_store=False)
     params_before = (repo / "params.yaml").read_bytes()
     cmd = [str(Path(sys.executable).parent / "boardrl"), "study", "tiny", "--jobs", "2"]
     first = run(cmd, repo, timeout=500)
@@ -371,15 +372,28 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
     assert "queued" not in again.stderr
     assert len(client.search_runs([game.experiment_id], filter_string="tags.study = 'tiny'")) == len(runs)
 
-    # --collect: a variation added since is named as not finished, the table holds the finished ones, and
-    # nothing is queued
+    # after a commit that changes nothing a stage runs, both are still done (study_reuse: DVC lists only this
+    # commit's experiments); --collect: a variation added since is named as not finished, the table holds the
+    # finished ones, and nothing is queued
+    (repo / "README.md").write_text((repo / "README.md").read_text() + "\nA line that no stage reads.\n")
+    git(repo, "commit", "-qam", "docs only")
     write_study(repo, "tiny", {**TINY_STUDY, "variations": {**TINY_STUDY["variations"],
                                                              "extra": {f"experiments.{EXP}.params.alpha": 0.3}}})
     collected = run([*cmd[:3], "--collect"], repo, timeout=300)
     assert collected.returncode == 1, collected.stderr[-3000:]
+    assert "tiny-slow is done (DVC experiment" in collected.stderr, collected.stderr[-3000:]
+    assert collected.stderr.count("of an earlier commit: nothing it ran has changed since") == 2
     assert "not finished: tiny-extra" in collected.stderr and "queued" not in collected.stderr
     assert [r["variation"] for r in json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]] \
         == ["slow", "fast"]
+
+    # a commit that changes the learner's code: nothing is done any more
+    learner = repo / "src" / "boardrl" / "learn" / "tabular_q.py"
+    learner.write_text(learner.read_text() + "\n# an edit of the trained code\n")
+    git(repo, "commit", "-qam", "learner edited")
+    edited = run([*cmd[:3], "--collect"], repo, timeout=300)
+    assert edited.returncode == 1 and "not finished: tiny-slow, tiny-fast, tiny-extra" in edited.stderr, \
+        edited.stderr[-3000:]
     print(f"study: first run {first.seconds:.0f} s, rerun {again.seconds:.0f} s")
 
 

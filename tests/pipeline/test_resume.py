@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
+from mlflow_store import seed_store
 from repo_copy import ROOT, stage_env
 
 pytestmark = pytest.mark.timeout(400)
@@ -36,6 +37,7 @@ def make_project(path: Path, games: int = GAMES) -> Path:
     data["train"]["opponents"] = {"tictactoe": ["random"]}
     data["train"]["eval_games"] = 20
     (path / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    seed_store(path)  # the stages' processes open it: no schema migrations there (tests/mlflow_store.py)
     return path
 
 

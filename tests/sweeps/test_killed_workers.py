@@ -23,6 +23,7 @@ from optuna.trial import TrialState
 from boardrl.sweeps.journal import BEAT_ATTR, stale_reason
 from boardrl.sweeps.storage import SweepError, fail_stale_trials, make_storage
 from boardrl.tracking import owner
+from mlflow_store import seed_store
 
 ROOT = Path(__file__).resolve().parents[2]
 EXP = "tictactoe_tabular_q"
@@ -37,6 +38,7 @@ def project(tmp_path, monkeypatch) -> Path:
     data["train"]["curve"] = {"first": 100, "per_decade": 1, "include_zero": True}
     data["train"]["opponents"]["tictactoe"] = ["random"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    seed_store(tmp_path)  # the sweep's processes open it: no schema migrations there (tests/mlflow_store.py)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -20,6 +20,7 @@ from boardrl.sweeps.objective import Objective
 from boardrl.sweeps.run import resolve_settings, run_sweep
 from boardrl.sweeps.storage import SweepError
 from repo_copy import free_port, stop_group, wait_for_answer
+from mlflow_store import seed_store
 
 ROOT = Path(__file__).resolve().parents[2]
 EXP = "tictactoe_tabular_q"
@@ -37,6 +38,7 @@ def small_params() -> dict:
 @pytest.fixture()
 def project(tmp_path, monkeypatch) -> Path:
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(small_params(), sort_keys=False))
+    seed_store(tmp_path)  # the sweep's processes open it: no schema migrations there (tests/mlflow_store.py)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

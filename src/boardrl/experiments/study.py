@@ -17,7 +17,8 @@ A study is ``studies/<name>.yaml``::
    ``config.parse_params``) before anything is queued: a problem is one ``error:`` line naming the study file and
    the key, exit 2;
 2. skips each variation whose DVC experiment ``<study>-<variation>`` exists with exactly these params, so a killed
-   study, rerun, continues where it stopped (a failed, stale or outdated one runs again);
+   study, rerun, continues where it stopped (a failed, stale or outdated one runs again), also one of an earlier
+   commit where nothing it ran has changed since (``study_reuse``);
 3. queues the others, ``dvc exp run --queue --name <study>-<variation>`` with the variation's params.yaml (the
    pipeline without the experiments, sweeps and tournaments the study does not compare; ``study: {name,
    variation}`` in the params tags every MLflow run ``study`` / ``study_variation``); starts ``dvc queue start
@@ -43,6 +44,7 @@ from typing import Any, Callable
 from boardrl.config import ConfigError, parse_params, read_yaml
 from boardrl.cores import available_cores
 from boardrl.experiments.profiles import DROP, drop_keys, leaves, load_overlay, merge
+from boardrl.experiments.study_reuse import reused
 from boardrl.experiments.study_spec import STUDIES_DIR, Study, load_study
 from boardrl.experiments.study_table import figure, markdown
 
@@ -59,6 +61,7 @@ class Finished:
     rev: str
     params: dict[str, Any]
     metrics: dict[str, Any]
+    earlier: bool = False  # of an earlier commit than the workspace's (study_reuse)
 
 
 # ---------------------------------------------------------------------------------------------- params
@@ -222,8 +225,8 @@ def dvc(root: Path, *args: str, quiet: bool = False) -> subprocess.CompletedProc
 
 
 def finished(root: Path) -> dict[str, Finished]:
-    """Finished experiments of the workspace's baseline commit, by name (``dvc exp show --json``): after a new
-    commit a study runs again (the older experiments stay, ``dvc exp show -A``)."""
+    """Finished experiments of the workspace's baseline commit, by name (``dvc exp show --json``); those of
+    earlier commits: ``finished_or_reused``."""
     res = dvc(root, "exp", "show", "--json")
     if res.returncode != 0:
         raise ConfigError("", f"dvc exp show failed: {res.stderr.strip().splitlines()[-1:]}", file="DVC")
@@ -238,6 +241,24 @@ def finished(root: Path) -> dict[str, Finished]:
                     params = ((data.get("params") or {}).get("params.yaml") or {}).get("data", {})
                     out[rev["name"]] = Finished(rev["rev"], params, metrics)
     return out
+
+
+def finished_or_reused(root: Path, study: Study, wanted: dict[str, dict[str, Any]]) -> dict[str, Finished]:
+    """``finished``, plus each variation not done at this commit that finished at an earlier one with nothing it
+    ran changed since (``study_reuse``: the same params, stage inputs and stage scripts)."""
+    done = finished(root)
+    todo = {v: p for v, p in wanted.items() if not is_done(done, exp_name(study, v), p)}
+    names = {v: exp_name(study, v) for v in todo}
+    metrics = [METRICS.format(id=e) for e in study.spec.experiments]
+    for v, (commit, files) in _earlier(root, study, todo, names, metrics).items():
+        done[names[v]] = Finished(commit, todo[v], files, earlier=True)
+    return done
+
+
+def _earlier(root: Path, study: Study, todo: dict[str, dict[str, Any]], names: dict[str, str],
+             metrics: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+    found = reused(root, study.spec.experiments, todo, names, metrics) if todo else {}
+    return {v: found[n] for v, n in names.items() if n in found}
 
 
 def queue_status(root: Path) -> tuple[dict[str, str], bool]:
@@ -293,11 +314,13 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
         say(f"study {name}: params.yaml restored from {'/'.join(PARAMS_BACKUP)} (a study was killed while queueing)")
     study = load_study(root, name)
     wanted = validate(root, study)
-    done = finished(root)
+    done = finished_or_reused(root, study, wanted)
     queued, alive = queue_status(root)
     skip, wait, run = plan(wanted, study, done, queued, alive)
     for v in skip:
-        say(f"study {name}: {exp_name(study, v)} is done (DVC experiment {done[exp_name(study, v)].rev[:7]})")
+        found = done[exp_name(study, v)]
+        since = ", of an earlier commit: nothing it ran has changed since" if found.earlier else ""
+        say(f"study {name}: {exp_name(study, v)} is done (DVC experiment {found.rev[:7]}{since})")
     if collect:
         run, wait = [], []
     elif run:
@@ -310,7 +333,7 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
         wait_for(root, [exp_name(study, v) for v in run + wait], jobs, poll_s, say)
         if jobs > 1:
             _retry_alone(root, study, wanted, run + wait, poll_s, say)
-    results = finished(root)
+    results = finished_or_reused(root, study, wanted)
     files = write_results(root, study, wanted, results)
     say(f"study {name}: " + ", ".join(str(f.relative_to(root)) for f in files))
     missing = [exp_name(study, v) for v, p in wanted.items() if not is_done(results, exp_name(study, v), p)]
@@ -328,7 +351,7 @@ def _retry_alone(root: Path, study: Study, wanted: dict[str, dict[str, Any]], ra
     a stage that has nothing wrong with it (seen here: ``download`` failing on "No such file or directory" for
     its own output).  Alone, nothing races; a variation that fails again is reported as not finished.
     """
-    results, (queued, _) = finished(root), queue_status(root)
+    results, (queued, _) = finished_or_reused(root, study, wanted), queue_status(root)
     failed = [v for v in ran if not is_done(results, exp_name(study, v), wanted[v])]
     if not failed:
         return

@@ -1,0 +1,53 @@
+"""experiments/study_reuse.py: which DVC experiments of earlier commits a study may take as done.  The whole path
+(a docs-only commit keeps a study's results, a learner edit reruns them) runs in
+tests/experiments/test_study.py::test_a_tiny_study_runs_through_the_dvc_queue_and_resumes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from boardrl.config import parse_params
+from boardrl.experiments.study_reuse import experiment_commits, plays_a_model, same_stage_files
+from repo_copy import git
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def commit(repo: Path, message: str) -> str:
+    (repo / "file.txt").write_text(message)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def test_experiment_commits_are_dvc_experiment_refs_of_any_baseline_newest_first(tmp_path):
+    git(tmp_path, "init", "-q")
+    first, second, third = (commit(tmp_path, m) for m in ("first", "second", "third"))
+    for baseline, exp, name in ((first, second, "s-fast"), (second, third, "s-fast"), (first, third, "s-slow"),
+                                (first, third, "other-fast")):
+        git(tmp_path, "update-ref", f"refs/exps/{baseline[:2]}/{baseline[2:]}/{name}", exp)
+    git(tmp_path, "update-ref", "refs/exps/celery/stash", third)  # DVC's queue, not an experiment
+    got = experiment_commits(tmp_path, {"s-fast", "s-slow", "stash"})
+    assert got == {"s-fast": [third, second], "s-slow": [third]}
+
+
+def test_stage_files_compare_the_workspace_with_the_commit(tmp_path):
+    git(tmp_path, "init", "-q")
+    (tmp_path / "pipeline").mkdir()
+    (tmp_path / "pipeline" / "train.py").write_text("print(1)\n")
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    old = commit(tmp_path, "stages")
+    commit(tmp_path, "docs only")
+    assert same_stage_files(tmp_path, old)
+    (tmp_path / "pipeline" / "train.py").write_text("print(2)\n")  # uncommitted: the workspace is what runs
+    assert not same_stage_files(tmp_path, old)
+
+
+def test_an_experiment_playing_a_trained_model_is_never_taken_from_an_earlier_commit():
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    exp = next(e for e, v in params["experiments"].items() if v.get("game") == "tictactoe")
+    assert not plays_a_model(parse_params(params).spec(exp))
+    params["experiments"][exp]["ladder"] = ["random", f"model:{exp}"]
+    assert plays_a_model(parse_params(params).spec(exp))
