@@ -4,6 +4,8 @@ tests/experiments/test_study.py::test_a_tiny_study_runs_through_the_dvc_queue_an
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -15,16 +17,19 @@ from repo_copy import git
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def commit(repo: Path, message: str) -> str:
+def commit(repo: Path, message: str, day: int = 1) -> str:
+    """A commit of ``message`` dated 2026-11-``day`` (commits made within one second would tie in date order)."""
     (repo / "file.txt").write_text(message)
     git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
+    date = f"2026-11-{day:02d}T12:00:00+00:00"
+    subprocess.run(["git", "-c", "user.email=test@boardrl", "-c", "user.name=boardrl tests", "commit", "-qm", message],
+                   cwd=repo, check=True, env={**os.environ, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
     return git(repo, "rev-parse", "HEAD")
 
 
 def test_experiment_commits_are_dvc_experiment_refs_of_any_baseline_newest_first(tmp_path):
     git(tmp_path, "init", "-q")
-    first, second, third = (commit(tmp_path, m) for m in ("first", "second", "third"))
+    first, second, third = (commit(tmp_path, m, day) for day, m in enumerate(("first", "second", "third"), 1))
     for baseline, exp, name in ((first, second, "s-fast"), (second, third, "s-fast"), (first, third, "s-slow"),
                                 (first, third, "other-fast")):
         git(tmp_path, "update-ref", f"refs/exps/{baseline[:2]}/{baseline[2:]}/{name}", exp)

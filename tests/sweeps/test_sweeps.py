@@ -20,7 +20,7 @@ from boardrl.sweeps.objective import Objective
 from boardrl.sweeps.run import resolve_settings, run_sweep
 from boardrl.sweeps.storage import SweepError
 from repo_copy import free_port, stop_group, wait_for_answer
-from mlflow_store import seed_store
+from mlflow_store import seed_store, template
 
 ROOT = Path(__file__).resolve().parents[2]
 EXP = "tictactoe_tabular_q"
@@ -187,7 +187,8 @@ def test_bad_input_is_one_line_and_writes_nothing(project, args, fragment):
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), res.stderr
     assert fragment in lines[0]
-    assert not (project / "sweeps").exists() and not (project / "mlflow.db").exists()
+    assert not (project / "sweeps").exists()
+    assert (project / "mlflow.db").read_bytes() == template().read_bytes()  # the fixture's empty store, untouched
 
 
 def test_a_corrupted_journal_is_one_line_and_left_alone(project):
