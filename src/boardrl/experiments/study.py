@@ -247,18 +247,11 @@ def finished_or_reused(root: Path, study: Study, wanted: dict[str, dict[str, Any
     """``finished``, plus each variation not done at this commit that finished at an earlier one with nothing it
     ran changed since (``study_reuse``: the same params, stage inputs and stage scripts)."""
     done = finished(root)
-    todo = {v: p for v, p in wanted.items() if not is_done(done, exp_name(study, v), p)}
-    names = {v: exp_name(study, v) for v in todo}
+    todo = {exp_name(study, v): p for v, p in wanted.items() if not is_done(done, exp_name(study, v), p)}
     metrics = [METRICS.format(id=e) for e in study.spec.experiments]
-    for v, (commit, files) in _earlier(root, study, todo, names, metrics).items():
-        done[names[v]] = Finished(commit, todo[v], files, earlier=True)
+    for name, (commit, files) in (reused(root, study.spec.experiments, todo, metrics) if todo else {}).items():
+        done[name] = Finished(commit, todo[name], files, earlier=True)
     return done
-
-
-def _earlier(root: Path, study: Study, todo: dict[str, dict[str, Any]], names: dict[str, str],
-             metrics: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
-    found = reused(root, study.spec.experiments, todo, names, metrics) if todo else {}
-    return {v: found[n] for v, n in names.items() if n in found}
 
 
 def queue_status(root: Path) -> tuple[dict[str, str], bool]:

@@ -80,15 +80,13 @@ def same_stage_files(root: Path, commit: str) -> bool:
     return res.returncode == 0
 
 
-def reused(root: Path, exp_ids: list[str], wanted: dict[str, dict[str, Any]], names: dict[str, str],
+def reused(root: Path, exp_ids: list[str], wanted: dict[str, dict[str, Any]],
            outputs: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
-    """{experiment name: (its commit, {each of ``outputs``: its JSON there})} of each wanted variation that
-    finished at an earlier commit with nothing changed since (``names``: variation -> experiment name; the newest
-    such experiment of each name)."""
-    commits = experiment_commits(root, set(names.values()))
+    """{experiment name: (its commit, {each of ``outputs``: its JSON there})} of each wanted experiment (``wanted``:
+    name -> params) that finished at an earlier commit with nothing changed since; the newest such one."""
+    commits = experiment_commits(root, set(wanted))
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for variation, params in wanted.items():
-        name = names[variation]
+    for name, params in wanted.items():
         now = current_inputs(root, params, exp_ids) if commits.get(name) else None
         for commit in commits.get(name, []) if now is not None else []:
             found = _read_if_unchanged(root, commit, params, now, outputs)
