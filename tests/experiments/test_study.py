@@ -327,6 +327,19 @@ def test_rows_keep_variations_with_the_wanted_params_and_write_the_three_files(t
     assert "| 1 | 2000 | - | 0.500 |" in files[0].read_text()
 
 
+def test_a_carried_variation_keeps_its_committed_rows_and_a_run_one_gets_its_fingerprint():
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate(TINY_STUDY))
+    wanted = {"slow": {"x": 1}, "fast": {"x": 2}}
+    committed = {"experiment": EXP, "variation": "slow", "dvc_experiment": "s-slow", "rev": "c" * 40, "seeds": 3,
+                 "budget": 9, "train_seconds": [1.0], "optimal_move_rate": 0.9, "exact_vs_perfect": None,
+                 "opponents": {"random": {"win": 1.0, "loss": 0.0}}, "fingerprint": "f" * 64}
+    results = {"s-slow": Finished("c" * 40, {"x": 1}, {}, earlier=True, rows=(committed,)),
+               "s-fast": Finished("d" * 40, {"x": 2}, {f"results/metrics/{EXP}.json": {"budget": 5, "seeds": 1}})}
+    table = rows(study, wanted, results, lambda rev, exp_id: [2.0], lambda rev, params: f"{rev[0]}{params['x']}")
+    assert table[0] == committed  # as the committed table has it, timings included
+    assert (table[1]["variation"], table[1]["budget"], table[1]["fingerprint"]) == ("fast", 5, "d2")
+
+
 # ---------------------------------------------------------------------------------------------- end to end
 @pytest.mark.timeout(600)
 def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
@@ -386,6 +399,20 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
     assert "not finished: tiny-extra" in collected.stderr and "queued" not in collected.stderr
     assert [r["variation"] for r in json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]] \
         == ["slow", "fast"]
+
+    # a clone has no DVC experiments: the committed table is the study's memory, and its rows, whose fingerprints
+    # of what they ran still hold, are carried (not queued, not dropped)
+    rows_before = json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]
+    assert all(len(r["fingerprint"]) == 64 for r in rows_before)
+    for ref in git(repo, "for-each-ref", "--format=%(refname)", "refs/exps/").split():
+        git(repo, "update-ref", "-d", ref)
+    fresh = run([*cmd[:3], "--collect"], repo, timeout=300)
+    assert fresh.returncode == 1, fresh.stderr[-3000:]
+    assert fresh.stderr.count("carried from studies/tiny/results.json") == 2, fresh.stderr[-3000:]
+    assert "not finished: tiny-extra" in fresh.stderr and "queued" not in fresh.stderr
+    assert json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"] == rows_before
+    git(repo, "add", "studies")
+    git(repo, "commit", "-qm", "the study's table")
 
     # a commit that changes the learner's code: nothing is done any more
     learner = repo / "src" / "boardrl" / "learn" / "tabular_q.py"

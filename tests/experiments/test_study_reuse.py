@@ -4,6 +4,7 @@ tests/experiments/test_study.py::test_a_tiny_study_runs_through_the_dvc_queue_an
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -11,7 +12,8 @@ from pathlib import Path
 import yaml
 
 from boardrl.config import parse_params
-from boardrl.experiments.study_reuse import experiment_commits, plays_a_model, same_stage_files
+from boardrl.experiments.study_reuse import (carried, commit_stage_blobs, experiment_commits, fingerprint,
+                                             plays_a_model, same_stage_files, workspace_stage_blobs)
 from repo_copy import git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,3 +58,47 @@ def test_an_experiment_playing_a_trained_model_is_never_taken_from_an_earlier_co
     assert not plays_a_model(parse_params(params).spec(exp))
     params["experiments"][exp]["ladder"] = ["random", f"model:{exp}"]
     assert plays_a_model(parse_params(params).spec(exp))
+
+
+def test_stage_blobs_of_the_workspace_and_of_a_commit_agree_until_a_stage_file_changes(tmp_path):
+    git(tmp_path, "init", "-q")
+    (tmp_path / "pipeline").mkdir()
+    (tmp_path / "pipeline" / "train.py").write_text("print(1)\n")
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    (tmp_path / "notes.md").write_text("not a stage file\n")
+    old = commit(tmp_path, "stages")
+    assert set(commit_stage_blobs(tmp_path, old)) == {"dvc.yaml", "pipeline/train.py"}
+    assert workspace_stage_blobs(tmp_path) == commit_stage_blobs(tmp_path, old)
+    (tmp_path / "notes.md").write_text("edited\n")
+    assert workspace_stage_blobs(tmp_path) == commit_stage_blobs(tmp_path, old)
+    (tmp_path / "pipeline" / "train.py").write_text("print(2)\n")  # uncommitted: the workspace is what runs
+    assert workspace_stage_blobs(tmp_path) != commit_stage_blobs(tmp_path, old)
+
+
+def test_a_fingerprint_changes_with_each_of_params_inputs_and_stage_files():
+    params, inputs, blobs = {"a": 1}, {"build/inputs/x.train.json": {"code": {"m.py": "00"}}}, {"dvc.yaml": "b1"}
+    base = fingerprint(params, inputs, blobs)
+    assert len(base) == 64 and fingerprint(dict(params), json.loads(json.dumps(inputs)), dict(blobs)) == base
+    assert fingerprint({"a": 2}, inputs, blobs) != base
+    assert fingerprint(params, {"build/inputs/x.train.json": {"code": {"m.py": "01"}}}, blobs) != base
+    assert fingerprint(params, inputs, {"dvc.yaml": "b2"}) != base
+
+
+def test_committed_rows_are_carried_only_when_every_experiment_records_the_current_fingerprint():
+    rows = [{"experiment": "a", "variation": "v", "fingerprint": "f1", "rev": "r"},
+            {"experiment": "b", "variation": "v", "fingerprint": "f1", "rev": "r"},
+            {"experiment": "a", "variation": "old", "rev": "r"}]  # written before rows had fingerprints
+    calls = []
+
+    def now(value):
+        return lambda: calls.append(value) or value
+
+    assert carried(rows, "v", ["a", "b"], now("f1")) == rows[:2]
+    assert carried(rows, "v", ["b"], now("f1")) == rows[1:2]
+    assert carried(rows, "v", ["a", "b"], now("f2")) is None  # something it ran changed
+    assert carried(rows, "v", ["a", "b"], now(None)) is None  # plays a trained model
+    calls.clear()
+    assert carried(rows, "v", ["a", "c"], now("f1")) is None  # no row of experiment c
+    assert carried(rows, "old", ["a"], now("f1")) is None
+    assert carried(rows, "missing", ["a"], now("f1")) is None
+    assert calls == []  # the fingerprint, which hashes every stage's code, is computed only when rows could match

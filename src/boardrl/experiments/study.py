@@ -18,13 +18,16 @@ A study is ``studies/<name>.yaml``::
    the key, exit 2;
 2. skips each variation whose DVC experiment ``<study>-<variation>`` exists with exactly these params, so a killed
    study, rerun, continues where it stopped (a failed, stale or outdated one runs again), also one of an earlier
-   commit where nothing it ran has changed since (``study_reuse``);
+   commit where nothing it ran has changed since, or one whose row in the committed ``results.json`` records the
+   fingerprint of what it ran that this commit still computes (``study_reuse``: a fresh clone has no DVC
+   experiments);
 3. queues the others, ``dvc exp run --queue --name <study>-<variation>`` with the variation's params.yaml (the
    pipeline without the experiments, sweeps and tournaments the study does not compare; ``study: {name,
    variation}`` in the params tags every MLflow run ``study`` / ``study_variation``); starts ``dvc queue start
    -j N`` and waits for them;
 4. writes the results table, ``studies/<name>/results.md`` (Markdown), ``results.png`` (matplotlib) and
-   ``results.json``, from the metrics files of the experiments as ``dvc exp show --json`` reports them.
+   ``results.json``, from the metrics files of the experiments as ``dvc exp show --json`` reports them (carried
+   rows as the committed table has them), each row with its fingerprint.
 
 Why ``studies/<name>/`` and not ``reports/studies/``: ``reports/`` is the report stage's DVC output, which that
 stage replaces as a whole (and ``dvc status`` would call modified), so anything else written there is lost.
@@ -44,7 +47,7 @@ from typing import Any, Callable
 from boardrl.config import ConfigError, parse_params, read_yaml
 from boardrl.cores import available_cores
 from boardrl.experiments.profiles import DROP, drop_keys, leaves, load_overlay, merge
-from boardrl.experiments.study_reuse import reused
+from boardrl.experiments.study_reuse import carried, current_fingerprint, recorded_fingerprint, reused
 from boardrl.experiments.study_spec import STUDIES_DIR, Study, load_study
 from boardrl.experiments.study_table import figure, markdown
 
@@ -62,6 +65,7 @@ class Finished:
     params: dict[str, Any]
     metrics: dict[str, Any]
     earlier: bool = False  # of an earlier commit than the workspace's (study_reuse)
+    rows: tuple[dict[str, Any], ...] = ()  # carried from the committed results.json (its DVC experiment is not here)
 
 
 # ---------------------------------------------------------------------------------------------- params
@@ -251,7 +255,25 @@ def finished_or_reused(root: Path, study: Study, wanted: dict[str, dict[str, Any
     metrics = [METRICS.format(id=e) for e in study.spec.experiments]
     for name, (commit, files) in (reused(root, study.spec.experiments, todo, metrics) if todo else {}).items():
         done[name] = Finished(commit, todo[name], files, earlier=True)
+    committed = committed_rows(root, study)
+    exp_ids = list(study.spec.experiments)
+    for variation, params in wanted.items():
+        name = exp_name(study, variation)
+        if is_done(done, name, params) or not committed:
+            continue
+        rows_v = carried(committed, variation, exp_ids, lambda: current_fingerprint(root, params, exp_ids))
+        if rows_v:
+            done[name] = Finished(rows_v[0]["rev"], params, {}, earlier=True, rows=tuple(rows_v))
     return done
+
+
+def committed_rows(root: Path, study: Study) -> list[dict[str, Any]]:
+    """The rows of the study's results.json as the workspace has it; none when it is missing or unreadable."""
+    try:
+        rows_ = json.loads((out_dir(root, study) / "results.json").read_text()).get("rows")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [r for r in rows_ if isinstance(r, dict)] if isinstance(rows_, list) else []
 
 
 def queue_status(root: Path) -> tuple[dict[str, str], bool]:
@@ -312,7 +334,9 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
     skip, wait, run = plan(wanted, study, done, queued, alive)
     for v in skip:
         found = done[exp_name(study, v)]
-        since = ", of an earlier commit: nothing it ran has changed since" if found.earlier else ""
+        since = (f", carried from {STUDIES_DIR}/{name}/results.json: the fingerprint of what it ran still holds"
+                 if found.rows else ", of an earlier commit: nothing it ran has changed since" if found.earlier
+                 else "")
         say(f"study {name}: {exp_name(study, v)} is done (DVC experiment {found.rev[:7]}{since})")
     if collect:
         run, wait = [], []
@@ -477,21 +501,28 @@ def training_seconds(root: Path, rev: str, exp_id: str) -> list[float]:
 
 
 def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Finished],
-         seconds: Callable[[str, str], list[float]] = lambda rev, exp_id: []) -> list[dict[str, Any]]:
-    """One row per (experiment, variation) that finished with the wanted params: its metrics file's numbers, and
-    ``seconds(rev, experiment)``: each seed's training wall time."""
+         seconds: Callable[[str, str], list[float]] = lambda rev, exp_id: [],
+         fingerprints: Callable[[str, dict[str, Any]], str | None] = lambda rev, params: None
+         ) -> list[dict[str, Any]]:
+    """One row per (experiment, variation) that finished with the wanted params: its metrics file's numbers,
+    ``seconds(rev, experiment)``: each seed's training wall time, and ``fingerprints(rev, params)``: what it ran
+    (``study_reuse.fingerprint``).  A carried variation keeps its committed rows as they are."""
     out = []
     for exp_id in study.spec.experiments:
         for variation, params in wanted.items():
             if not is_done(results, exp_name(study, variation), params):
                 continue
             found = results[exp_name(study, variation)]
+            if found.rows:
+                out.extend(r for r in found.rows if r["experiment"] == exp_id)
+                continue
             m = found.metrics.get(METRICS.format(id=exp_id), {})
             out.append({"experiment": exp_id, "variation": variation, "dvc_experiment": exp_name(study, variation),
                         "rev": found.rev, "seeds": m.get("seeds"), "budget": m.get("budget"),
                         "train_seconds": seconds(found.rev, exp_id),
                         "optimal_move_rate": m.get("optimal_move_rate"), "exact_vs_perfect": m.get("exact_vs_perfect"),
-                        "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs:") and isinstance(v, dict)}})
+                        "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs:") and isinstance(v, dict)},
+                        "fingerprint": fingerprints(found.rev, params)})
     return out
 
 
@@ -502,7 +533,9 @@ def write_results(root: Path, study: Study, wanted: dict[str, dict[str, Any]],
 
     from boardrl.atomic_io import atomic_write_json, atomic_write_text, atomic_writer
 
-    table = rows(study, wanted, results, lambda rev, exp_id: training_seconds(root, rev, exp_id))
+    exp_ids = list(study.spec.experiments)
+    table = rows(study, wanted, results, lambda rev, exp_id: training_seconds(root, rev, exp_id),
+                 lambda rev, params: recorded_fingerprint(root, rev, params, exp_ids))
     d = out_dir(root, study)
     d.mkdir(parents=True, exist_ok=True)
     md, png, js = d / "results.md", d / "results.png", d / "results.json"

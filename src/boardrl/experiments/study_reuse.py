@@ -18,14 +18,22 @@ study compares,
 - the stage scripts (``pipeline/``) and ``dvc.yaml`` are those of the workspace.
 
 Anything else runs again.
+
+A fresh clone has no DVC experiments at all (they are local git refs; a clone of the repository brings none),
+so the committed table, ``studies/<name>/results.json``, is the study's memory there: each row records the
+``fingerprint`` of what its experiment ran (its params, its recorded stage inputs, its stage files' git blobs),
+and a variation whose rows' fingerprint equals what this commit computes is done and keeps its rows
+(``carried``).  Without that, one ``boardrl study`` in a fresh clone queued hours of variations whose results
+the table already held, and ``--collect`` rewrote the table without them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 EXPS_REFS = "refs/exps/"
 STAGE_FILES = ("pipeline", "dvc.yaml")
@@ -45,24 +53,98 @@ def experiment_commits(root: Path, names: set[str]) -> dict[str, list[str]]:
     return out
 
 
+REFEREE_INPUTS = "build/inputs/referee.json"
+
+
+def input_files(root: Path, exp_id: str) -> dict[str, str]:
+    """{stage: its build/inputs file, relative to ``root``} of one experiment."""
+    from boardrl.experiments.inputs import SLICES
+    from boardrl.paths import ExperimentPaths
+
+    return {stage: ExperimentPaths(Path(root), exp_id).inputs(stage).relative_to(root).as_posix()
+            for stage in SLICES}
+
+
 def current_inputs(root: Path, params: dict[str, Any], exp_ids: list[str]) -> dict[str, Any] | None:
     """{build/inputs file: what stage ``inputs`` would write now} for the study's experiments under ``params``;
     None when one of them plays a trained model (a ``model:`` opponent, whose files no fingerprint covers here)."""
     from boardrl.config import parse_params
-    from boardrl.experiments.inputs import SLICES, experiment_learners, referee_inputs, stage_inputs
-    from boardrl.paths import ExperimentPaths
+    from boardrl.experiments.inputs import experiment_learners, referee_inputs, stage_inputs
 
     parsed = parse_params(params)
     learners = experiment_learners(parsed)
-    out: dict[str, Any] = {"build/inputs/referee.json": referee_inputs(parsed)}
+    out: dict[str, Any] = {REFEREE_INPUTS: referee_inputs(parsed)}
     for exp_id in exp_ids:
         spec = parsed.spec(exp_id)
         if plays_a_model(spec):
             return None
-        for stage in SLICES:
-            path = ExperimentPaths(Path(root), exp_id).inputs(stage).relative_to(root)
-            out[path.as_posix()] = stage_inputs(spec, stage, root, learners)
+        for stage, path in input_files(root, exp_id).items():
+            out[path] = stage_inputs(spec, stage, root, learners)
     return json.loads(json.dumps(out))  # as read back from the files: lists, not tuples
+
+
+def fingerprint(params: dict[str, Any], inputs: dict[str, Any], stage_blobs: dict[str, str]) -> str:
+    """sha256 of what decides a variation's results: its params.yaml, its stages' recorded inputs (params slice,
+    code and data hashes) and the git blobs of the stage scripts and dvc.yaml."""
+    text = json.dumps({"params": params, "inputs": inputs, "stage_files": stage_blobs}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def current_fingerprint(root: Path, params: dict[str, Any], exp_ids: list[str]) -> str | None:
+    """The ``fingerprint`` this workspace gives a variation of ``params``; None when it plays a trained model."""
+    now = current_inputs(root, params, exp_ids)
+    return None if now is None else fingerprint(params, now, workspace_stage_blobs(root))
+
+
+def recorded_fingerprint(root: Path, commit: str, params: dict[str, Any], exp_ids: list[str]) -> str | None:
+    """The ``fingerprint`` of the DVC experiment at ``commit``, from the inputs its own stage ``inputs`` wrote
+    and its stage files; None when it plays a trained model or DVC cannot read them there."""
+    from dvc.api import DVCFileSystem
+    from dvc.exceptions import DvcException
+
+    from boardrl.config import ConfigError, parse_params
+
+    try:
+        parsed = parse_params(params)
+        if any(plays_a_model(parsed.spec(e)) for e in exp_ids):
+            return None
+        fs = DVCFileSystem(str(root), rev=commit)
+        paths = [REFEREE_INPUTS, *(p for e in exp_ids for p in input_files(root, e).values())]
+        inputs = {path: json.loads(fs.read_text(path)) for path in paths}
+        return fingerprint(params, inputs, commit_stage_blobs(root, commit))
+    except (ConfigError, DvcException, OSError, ValueError, subprocess.CalledProcessError):
+        return None
+
+
+def workspace_stage_blobs(root: Path) -> dict[str, str]:
+    """{path: git blob id of the working tree's file} of the tracked stage files (what would run now)."""
+    files = subprocess.run(["git", "ls-files", "-z", "--", *STAGE_FILES], cwd=root, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    files = sorted(f for f in files if f and (Path(root) / f).is_file())
+    blobs = subprocess.run(["git", "hash-object", "--stdin-paths"], cwd=root, input="\n".join(files) + "\n",
+                           capture_output=True, text=True, check=True).stdout.split() if files else []
+    return dict(zip(files, blobs))
+
+
+def commit_stage_blobs(root: Path, commit: str) -> dict[str, str]:
+    """{path: git blob id} of the stage files at ``commit``."""
+    out = subprocess.run(["git", "ls-tree", "-r", "-z", commit, "--", *STAGE_FILES], cwd=root, capture_output=True,
+                         check=True).stdout.decode()
+    entries = (e.split("\t", 1) for e in out.split("\0") if e)
+    return dict(sorted((path, meta.split()[2]) for meta, path in entries))
+
+
+def carried(rows: list[dict[str, Any]], variation: str, exp_ids: list[str], now: Callable[[], str | None]
+            ) -> list[dict[str, Any]] | None:
+    """The committed ``rows`` of ``variation``, one per experiment in ``exp_ids``, when each records a
+    fingerprint equal to ``now()`` (computed only then); else None (the variation runs again)."""
+    mine = {r.get("experiment"): r for r in rows if r.get("variation") == variation}
+    if not exp_ids or any(not (mine.get(e) or {}).get("fingerprint") for e in exp_ids):
+        return None
+    current = now()
+    if current is None or any(mine[e]["fingerprint"] != current for e in exp_ids):
+        return None
+    return [mine[e] for e in exp_ids]
 
 
 def plays_a_model(spec: Any) -> bool:
