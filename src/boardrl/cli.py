@@ -94,9 +94,10 @@ def _emit(data: dict, as_json: bool, text: str) -> None:
 
 
 def _agent(game: Game, spec: str):
-    from boardrl.agents import make_agent
+    """The agent ``spec`` names; a registered model's alias (``model:connect4@champion``) is fetched first."""
+    from boardrl.tracking.registry import make_named_agent
 
-    return make_agent(game, spec)
+    return make_named_agent(game, spec)
 
 
 # ---------------------------------------------------------------------------------------------- solve
@@ -546,6 +547,22 @@ def train(
     game = spec.game
     typer.echo(f"{experiment}: {len(trained)} seed(s) in {seconds:.1f} s -> {where}/models/{experiment}")
     typer.echo(f"play it: BOARDRL_ROOT={where} boardrl match {game} model:{experiment} random")
+
+
+@app.command()
+def register(
+    project: Annotated[Path, typer.Option("--project", help="The project (or a profile's folder, e.g. "
+                                          ".dvc/tmp/exps/profiles/full) whose results to register.")] = Path("."),
+) -> None:
+    """Register the report's headline agents in MLflow's model registry: one registered model per game, an alias
+    per kind of learner and `champion` (other profiles: `<profile>-champion`); then play one as
+    model:<game>@champion."""
+    from boardrl.report.champions import register_headline
+
+    for pick, reg in register_headline(project.resolve()):
+        state = "new version" if reg.created else "version"
+        typer.echo(f"{pick.game} {state} {reg.version}: {pick.experiment.id} seed {pick.seed} "
+                   f"(aliases: {', '.join(reg.aliases)})")
 
 
 @app.command()

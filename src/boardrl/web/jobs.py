@@ -100,14 +100,14 @@ def _agent_move(game_id: str, spec: str, state: Any, seed: int, ply: int) -> int
     """The move of agent ``spec``: reset, then a generator seeded with ``(seed, ply)`` (see ``players.py``)."""
     import numpy as np
 
-    from boardrl.agents import make_agent
+    from boardrl.tracking.registry import make_named_agent
     from boardrl.web.positions import game_for
 
     game = game_for(game_id)
     key = (game_id, spec)
     if key not in _AGENTS:
         try:
-            _AGENTS[key] = make_agent(game, spec)
+            _AGENTS[key] = make_named_agent(game, spec)
         except BoardRLError:
             raise
         except Exception as exc:  # noqa: BLE001 - a broken model file etc.: still a bad opponent, in one line

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from boardrl.agents import agent_names, check_search_limits
 from boardrl.agents.models import AGENT_FILE, is_model_spec, parse_model_spec, project_root
+from boardrl.tracking.registry import ALIAS_TARGET
 from boardrl.config import EXPERIMENT_ID
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game
@@ -93,6 +94,8 @@ def check_model_place(spec: str, model_dirs: Sequence[Path]) -> None:
     target = parse_model_spec(spec)[0]
     if EXPERIMENT_ID.match(target) and not (Path(target) / AGENT_FILE).is_file():
         return  # models/<id>/seed-K/model under the project root
+    if ALIAS_TARGET.match(target):
+        return  # a registered model of the project's MLflow store, fetched into its cache/registry
     if not _inside(target, model_dirs):
         shown = ", ".join(str(d) for d in model_dirs)
         raise ModelOutsideError(f"{spec!r}: the server loads models only from {shown}; start it with "
