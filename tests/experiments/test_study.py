@@ -340,6 +340,36 @@ def test_a_carried_variation_keeps_its_committed_rows_and_a_run_one_gets_its_fin
     assert (table[1]["variation"], table[1]["budget"], table[1]["fingerprint"]) == ("fast", 5, "d2")
 
 
+def test_a_missing_uci_table_is_made_first_only_when_a_compared_stage_reads_it(monkeypatch, tmp_path):
+    import boardrl.experiments.study as study_mod
+    import boardrl.experiments.study_reuse as reuse
+    from boardrl.experiments.study import prepare_data
+
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate(TINY_STUDY))
+    calls, said = [], []
+    reads = {"build/inputs/x.evaluate.json": {"data": {"data/processed/uci.parquet": "missing"}}}
+    monkeypatch.setattr(reuse, "current_inputs", lambda root, params, exp_ids: reads)
+    monkeypatch.setattr(study_mod, "dvc", lambda root, *args, **kw: calls.append(args) or
+                        subprocess.CompletedProcess(args, 0, "", ""))
+    prepare_data(tmp_path, study, {"v": {}}, said.append)
+    assert calls == [("repro", "prepare")] and "dvc repro prepare" in said[0]
+
+    table = tmp_path / "data" / "processed" / "uci.parquet"
+    table.parent.mkdir(parents=True)
+    table.write_bytes(b"x")
+    prepare_data(tmp_path, study, {"v": {}}, said.append)  # present: nothing to make
+    table.unlink()
+    reads = {"build/inputs/x.evaluate.json": {"data": {}}}
+    prepare_data(tmp_path, study, {"v": {}}, said.append)  # no compared stage reads it
+    assert len(calls) == 1
+
+    reads = {"build/inputs/x.train.json": {"data": {"data/processed/uci.parquet": "missing"}}}
+    monkeypatch.setattr(study_mod, "dvc", lambda root, *args, **kw: subprocess.CompletedProcess(
+        args, 1, "", "ERROR: failed to reproduce 'prepare'\n  details\n"))
+    with pytest.raises(ConfigError, match="dvc repro prepare failed: ERROR: failed to reproduce 'prepare' details"):
+        prepare_data(tmp_path, study, {"v": {}}, said.append)
+
+
 # ---------------------------------------------------------------------------------------------- end to end
 @pytest.mark.timeout(600)
 def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):

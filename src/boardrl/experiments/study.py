@@ -267,6 +267,25 @@ def finished_or_reused(root: Path, study: Study, wanted: dict[str, dict[str, Any
     return done
 
 
+def prepare_data(root: Path, study: Study, wanted: dict[str, dict[str, Any]], say: Callable[[str], None]) -> None:
+    """Make the UCI table (``dvc repro prepare``) when a compared stage reads it and the workspace lacks it.
+
+    Why: whether a variation is done compares the stage inputs it recorded, the table's sha256 among them, with
+    the workspace's; a fresh clone has no table, so every variation that reads it would run again."""
+    from boardrl.experiments.inputs import UCI_TABLE
+    from boardrl.experiments.study_reuse import current_inputs
+
+    if (Path(root) / UCI_TABLE).is_file() or not wanted:
+        return
+    now = current_inputs(root, next(iter(wanted.values())), list(study.spec.experiments)) or {}
+    if not any(str(UCI_TABLE) in (v.get("data") or {}) for v in now.values() if isinstance(v, dict)):
+        return
+    say(f"study {study.name}: making {UCI_TABLE} (dvc repro prepare): finished variations are recognised by it")
+    res = dvc(root, "repro", "prepare")
+    if res.returncode != 0:
+        raise ConfigError("", f"dvc repro prepare failed: {' '.join(res.stderr.split())[-500:]}", file="DVC")
+
+
 def committed_rows(root: Path, study: Study) -> list[dict[str, Any]]:
     """The rows of the study's results.json as the workspace has it; none when it is missing or unreadable."""
     try:
@@ -329,6 +348,7 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
         say(f"study {name}: params.yaml restored from {'/'.join(PARAMS_BACKUP)} (a study was killed while queueing)")
     study = load_study(root, name)
     wanted = validate(root, study)
+    prepare_data(root, study, wanted, say)
     done = finished_or_reused(root, study, wanted)
     queued, alive = queue_status(root)
     skip, wait, run = plan(wanted, study, done, queued, alive)
