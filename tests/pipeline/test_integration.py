@@ -288,7 +288,8 @@ def test_report_stage_outputs(repo):
 
 def test_headline_agents_register_as_mlflow_models_and_play_by_alias(repo):
     """`boardrl register` files each game's headline agent as a version of the game's registered model with its kind
-    and `champion` as aliases; registering again adds no version; `model:<game>@champion` plays the version's
+    and `champion` as aliases (another profile than the default prefixes them: `tiny-champion`); registering again
+    adds no version; `model:<game>@<alias>` plays the version's
     checked copy, which is the pipeline's own model file; a bad alias or a swapped stored file is one line."""
     import mlflow
 
@@ -296,33 +297,35 @@ def test_headline_agents_register_as_mlflow_models_and_play_by_alias(repo):
     boardrl = str(VENV_BIN / "boardrl")
     first = run([boardrl, "register"], path)
     assert first.returncode == 0, first.stderr[-3000:]
-    assert "tictactoe new version 1: " in first.stdout and "(aliases: tabular, champion)" in first.stdout
+    assert "tictactoe new version 1: " in first.stdout and "(aliases: tiny-tabular, tiny-champion)" in first.stdout
     again = run([boardrl, "register"], path)
     assert again.returncode == 0 and "new version" not in again.stdout and "tictactoe version 1: " in again.stdout
 
     client = mlflow.MlflowClient(f"sqlite:///{path / 'mlflow.db'}")
-    version = client.get_model_version_by_alias("tictactoe", "champion")
+    version = client.get_model_version_by_alias("tictactoe", "tiny-champion")
     exp_id, seed = version.tags["experiment"], version.tags["seed"]
-    assert set(client.get_registered_model("tictactoe").aliases) == {"tabular", "champion"}
-    seeded = run([boardrl, "match", "tictactoe", "model:tictactoe@champion,seed=0", "random", "--games", "4"], path)
+    assert set(client.get_registered_model("tictactoe").aliases) == {"tiny-tabular", "tiny-champion"}
+    seeded = run([boardrl, "match", "tictactoe", "model:tictactoe@tiny-champion,seed=0", "random", "--games", "4"],
+                 path)
     assert seeded.returncode != 0 and "seed= names a seed of an experiment" in seeded.stderr, seeded.stderr[-2000:]
-    played = run([boardrl, "match", "tictactoe", "model:tictactoe@champion", "random", "--games", "4", "--json"], path)
+    played = run([boardrl, "match", "tictactoe", "model:tictactoe@tiny-champion", "random", "--games", "4", "--json"],
+                 path)
     assert played.returncode == 0, played.stderr[-3000:]
-    assert json.loads(played.stdout)["agent_a"] == "model:tictactoe@champion"
+    assert json.loads(played.stdout)["agent_a"] == "model:tictactoe@tiny-champion"
     copy = path / "cache" / "registry" / "tictactoe" / "v1" / "artifacts" / "model"
     ours = path / "models" / exp_id / f"seed-{seed}" / "model"
     assert {f.name: f.read_bytes() for f in copy.iterdir()} == {f.name: f.read_bytes() for f in ours.iterdir()}
 
     wrong = run([boardrl, "match", "tictactoe", "model:tictactoe@best", "random", "--games", "2"], path)
     assert wrong.returncode != 0 and wrong.stderr.strip().splitlines()[-1].endswith(
-        "registered model 'tictactoe' has no alias 'best' (aliases: champion, tabular)"), wrong.stderr[-2000:]
+        "registered model 'tictactoe' has no alias 'best' (aliases: tiny-champion, tiny-tabular)"), wrong.stderr[-2000:]
     # the store's copy swapped for another experiment's model: refused, not played
     logged = client.get_logged_model(version.source.removeprefix("models:/"))
     stored = Path(logged.artifact_location.removeprefix("file://")) / "artifacts" / "model"
     other = next(p for p in (path / "models").glob("*/seed-*/model") if p.parent.parent.name != exp_id)
     (stored / "sha256.json").write_bytes((other / "sha256.json").read_bytes())
     shutil.rmtree(path / "cache" / "registry")
-    swapped = run([boardrl, "match", "tictactoe", "model:tictactoe@champion", "random", "--games", "2"], path)
+    swapped = run([boardrl, "match", "tictactoe", "model:tictactoe@tiny-champion", "random", "--games", "2"], path)
     assert swapped.returncode != 0 and "does not match the content hash recorded when it was registered" in \
         swapped.stderr, swapped.stderr[-2000:]
 
