@@ -409,33 +409,27 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
               if r.data.tags["stage"] == "train" and r.data.tags.get("seed") == "7"}
     assert alphas == {"slow": "0.1", "fast": "0.5"}
 
+    # after a commit that changes nothing a stage runs, a rerun finds both done (study_reuse: DVC lists only this
+    # commit's experiments), queues nothing and starts no MLflow run
+    (repo / "README.md").write_text((repo / "README.md").read_text() + "\nA line that no stage reads.\n")
+    git(repo, "commit", "-qam", "docs only")
     again = run(cmd, repo, timeout=300)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "tiny-slow is done" in again.stderr and "tiny-fast is done" in again.stderr
+    assert "tiny-slow is done (DVC experiment" in again.stderr and "tiny-fast is done" in again.stderr
+    assert again.stderr.count("of an earlier commit: nothing it ran has changed since") == 2, again.stderr[-3000:]
     assert "queued" not in again.stderr
     assert len(client.search_runs([game.experiment_id], filter_string="tags.study = 'tiny'")) == len(runs)
 
-    # after a commit that changes nothing a stage runs, both are still done (study_reuse: DVC lists only this
-    # commit's experiments); --collect: a variation added since is named as not finished, the table holds the
-    # finished ones, and nothing is queued
-    (repo / "README.md").write_text((repo / "README.md").read_text() + "\nA line that no stage reads.\n")
-    git(repo, "commit", "-qam", "docs only")
-    write_study(repo, "tiny", {**TINY_STUDY, "variations": {**TINY_STUDY["variations"],
-                                                             "extra": {f"experiments.{EXP}.params.alpha": 0.3}}})
-    collected = run([*cmd[:3], "--collect"], repo, timeout=300)
-    assert collected.returncode == 1, collected.stderr[-3000:]
-    assert "tiny-slow is done (DVC experiment" in collected.stderr, collected.stderr[-3000:]
-    assert collected.stderr.count("of an earlier commit: nothing it ran has changed since") == 2
-    assert "not finished: tiny-extra" in collected.stderr and "queued" not in collected.stderr
-    assert [r["variation"] for r in json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]] \
-        == ["slow", "fast"]
-
     # a clone has no DVC experiments: the committed table is the study's memory, and its rows, whose fingerprints
-    # of what they ran still hold, are carried (not queued, not dropped)
+    # of what they ran still hold, are carried (not queued, not dropped); --collect names a variation added since
+    # as not finished, keeps the finished ones in the table and queues nothing
     rows_before = json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"]
+    assert [r["variation"] for r in rows_before] == ["slow", "fast"]
     assert all(len(r["fingerprint"]) == 64 for r in rows_before)
     for ref in git(repo, "for-each-ref", "--format=%(refname)", "refs/exps/").split():
         git(repo, "update-ref", "-d", ref)
+    write_study(repo, "tiny", {**TINY_STUDY, "variations": {**TINY_STUDY["variations"],
+                                                             "extra": {f"experiments.{EXP}.params.alpha": 0.3}}})
     fresh = run([*cmd[:3], "--collect"], repo, timeout=300)
     assert fresh.returncode == 1, fresh.stderr[-3000:]
     assert fresh.stderr.count("carried from studies/tiny/results.json") == 2, fresh.stderr[-3000:]

@@ -527,12 +527,11 @@ def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Fin
     """One row per (experiment, variation) that finished with the wanted params: its metrics file's numbers,
     ``seconds(rev, experiment)``: each seed's training wall time, and ``fingerprints(rev, params)``: what it ran
     (``study_reuse.fingerprint``).  A carried variation keeps its committed rows as they are."""
+    ran = {v: results[exp_name(study, v)] for v, p in wanted.items() if is_done(results, exp_name(study, v), p)}
+    fingerprint_of = {v: fingerprints(found.rev, wanted[v]) for v, found in ran.items() if not found.rows}
     out = []
     for exp_id in study.spec.experiments:
-        for variation, params in wanted.items():
-            if not is_done(results, exp_name(study, variation), params):
-                continue
-            found = results[exp_name(study, variation)]
+        for variation, found in ran.items():
             if found.rows:
                 out.extend(r for r in found.rows if r["experiment"] == exp_id)
                 continue
@@ -542,7 +541,7 @@ def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Fin
                         "train_seconds": seconds(found.rev, exp_id),
                         "optimal_move_rate": m.get("optimal_move_rate"), "exact_vs_perfect": m.get("exact_vs_perfect"),
                         "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs:") and isinstance(v, dict)},
-                        "fingerprint": fingerprints(found.rev, params)})
+                        "fingerprint": fingerprint_of[variation]})
     return out
 
 

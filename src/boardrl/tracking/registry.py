@@ -20,9 +20,12 @@ hashes.  There ``model:<name>@<alias>`` is refused as a model that does not exis
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,22 +129,13 @@ def register(root: Path, name: str, model_dir: Path, run_id: str, aliases: list[
     return Registered(name, int(version.version), tuple(aliases), created)
 
 
-class _download:
+@contextlib.contextmanager
+def _download(uri: str) -> Iterator[Path]:
     """A temporary local copy of an MLflow artifact URI, removed on exit."""
+    import mlflow
 
-    def __init__(self, uri: str) -> None:
-        self.uri = uri
-
-    def __enter__(self) -> Path:
-        import tempfile
-
-        import mlflow
-
-        self.dir = Path(tempfile.mkdtemp(prefix="boardrl-registry-"))
-        return Path(mlflow.artifacts.download_artifacts(artifact_uri=self.uri, dst_path=str(self.dir)))
-
-    def __exit__(self, *exc: object) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="boardrl-registry-") as tmp:
+        yield Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=tmp))
 
 
 # ---------------------------------------------------------------------------------------------- resolving
