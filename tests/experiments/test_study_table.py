@@ -44,6 +44,21 @@ def test_a_row_without_timings_or_exact_losses_shows_dashes():
     assert text.rows[0][6] == "-"
 
 
+def test_the_uci_protocols_wins_show_per_class_and_seed_and_the_figure_draws_the_worst_seed():
+    """Reference system 000's target (>= 97% in every class) holds or fails seed by seed: the cell lists every
+    seed's rate per class, the figure the worst; a row judged without the protocol (a carried older row) is "-"."""
+    wins = {"win": [0.98, 0.991, 0.985], "draw": [0.971, 0.968, 0.967], "loss": [0.958, 0.9612, 0.96]}
+    text = table_cells([{**ROW, "uci_seed000_wins": wins}, {**ROW, "variation": "fast"}])
+    column = text.head.index("reference system 000's UCI protocol: wins per class, each seed")
+    assert column == 9 and text.head[column + 1] == "vs random: win / loss"  # after the exact losses
+    assert text.rows[0][column] == "win 0.980 0.991 0.985; draw 0.971 0.968 0.967; loss 0.958 0.961 0.960"
+    assert text.rows[1][column] == "-"
+    drawn = measures({**ROW, "uci_seed000_wins": wins})
+    assert (drawn["UCI win class, worst seed"], drawn["UCI draw class, worst seed"],
+            drawn["UCI loss class, worst seed"]) == (0.98, 0.967, 0.958)
+    assert not any(h.startswith("reference system 000") for h in table_cells([ROW]).head)
+
+
 def test_measures_are_the_rates_the_figure_draws():
     assert measures(ROW) == {"random win": 0.55, "random loss": 0.45, "perfect win": 0.0, "perfect loss": 1.0,
                              "optimal moves": 0.5, "exact loss as first": 1.0, "exact loss as second": 0.95344}

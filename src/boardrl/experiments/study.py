@@ -49,7 +49,7 @@ from boardrl.cores import available_cores
 from boardrl.experiments.profiles import DROP, drop_keys, leaves, load_overlay, merge
 from boardrl.experiments.study_reuse import carried, current_fingerprint, recorded_fingerprint, reused
 from boardrl.experiments.study_spec import STUDIES_DIR, Study, load_study
-from boardrl.experiments.study_table import figure, markdown
+from boardrl.experiments.study_table import UCI_CLASSES, figure, markdown
 
 METRICS = "results/metrics/{id}.json"
 PENDING = ("Queued", "Running")
@@ -520,13 +520,35 @@ def training_seconds(root: Path, rev: str, exp_id: str) -> list[float]:
     return out
 
 
+def uci_class_wins(root: Path, rev: str, exp_id: str) -> dict[str, list[float]] | None:
+    """Each seed's win rate per label class under reference system 000's UCI protocol (agent first from drawn
+    8-ply positions of each class), from the evaluate stage's ``results/eval/<id>.json`` at ``rev``; None when
+    the experiment was not judged that way or DVC cannot open it.
+
+    Why not the metrics file: it keeps one summary per opponent, and the protocol's target (>= 97% in every
+    class) is met or missed seed by seed."""
+    from dvc.api import DVCFileSystem
+    from dvc.exceptions import DvcException
+
+    try:
+        seeds = json.loads(DVCFileSystem(str(root), rev=rev).read_text(f"results/eval/{exp_id}.json"))["seeds"]
+        per_seed = [((seeds[k].get("uci") or {}).get("seed000") or {}) for k in sorted(seeds, key=int)]
+        if not per_seed or not all(per_seed):
+            return None
+        return {label: [float(s[label]["win"]) for s in per_seed] for label in UCI_CLASSES}
+    except (DvcException, OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Finished],
          seconds: Callable[[str, str], list[float]] = lambda rev, exp_id: [],
-         fingerprints: Callable[[str, dict[str, Any]], str | None] = lambda rev, params: None
+         fingerprints: Callable[[str, dict[str, Any]], str | None] = lambda rev, params: None,
+         uci_wins: Callable[[str, str], dict[str, list[float]] | None] = lambda rev, exp_id: None
          ) -> list[dict[str, Any]]:
     """One row per (experiment, variation) that finished with the wanted params: its metrics file's numbers,
-    ``seconds(rev, experiment)``: each seed's training wall time, and ``fingerprints(rev, params)``: what it ran
-    (``study_reuse.fingerprint``).  A carried variation keeps its committed rows as they are."""
+    ``seconds(rev, experiment)``: each seed's training wall time, ``fingerprints(rev, params)``: what it ran
+    (``study_reuse.fingerprint``) and ``uci_wins(rev, experiment)``: each seed's wins per UCI label class where
+    the experiment is judged that way.  A carried variation keeps its committed rows as they are."""
     ran = {v: results[exp_name(study, v)] for v, p in wanted.items() if is_done(results, exp_name(study, v), p)}
     fingerprint_of = {v: fingerprints(found.rev, wanted[v]) for v, found in ran.items() if not found.rows}
     out = []
@@ -541,6 +563,7 @@ def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Fin
                         "train_seconds": seconds(found.rev, exp_id),
                         "optimal_move_rate": m.get("optimal_move_rate"), "exact_vs_perfect": m.get("exact_vs_perfect"),
                         "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs:") and isinstance(v, dict)},
+                        "uci_seed000_wins": uci_wins(found.rev, exp_id),
                         "fingerprint": fingerprint_of[variation]})
     return out
 
@@ -554,7 +577,8 @@ def write_results(root: Path, study: Study, wanted: dict[str, dict[str, Any]],
 
     exp_ids = list(study.spec.experiments)
     table = rows(study, wanted, results, lambda rev, exp_id: training_seconds(root, rev, exp_id),
-                 lambda rev, params: recorded_fingerprint(root, rev, params, exp_ids))
+                 lambda rev, params: recorded_fingerprint(root, rev, params, exp_ids),
+                 lambda rev, exp_id: uci_class_wins(root, rev, exp_id))
     d = out_dir(root, study)
     d.mkdir(parents=True, exist_ok=True)
     md, png, js = d / "results.md", d / "results.png", d / "results.json"

@@ -16,6 +16,7 @@ from boardrl.experiments.study_spec import Study
 
 CODE_COLUMNS = frozenset({0, 2})  # the experiment id and the DVC experiment's name
 NUMERIC_FROM = 4  # seeds, budget, seconds and rates from here on
+UCI_CLASSES = ("win", "draw", "loss")  # the UCI table's labels: the 8-ply position's value for the first player
 
 
 def measures(row: dict[str, Any]) -> dict[str, float | None]:
@@ -28,7 +29,16 @@ def measures(row: dict[str, Any]) -> dict[str, float | None]:
     for seat in ("as_first", "as_second"):
         if row.get("exact_vs_perfect"):
             out[f"exact loss {seat.replace('_', ' ')}"] = row["exact_vs_perfect"].get(f"loss_{seat}")
+    for label, wins in (row.get("uci_seed000_wins") or {}).items():
+        out[f"UCI {label} class, worst seed"] = min(wins) if wins else None
     return out
+
+
+def _uci(wins: dict[str, list[float]] | None) -> str:
+    """Each class's win rate per seed, in seed order: the protocol's target holds or fails seed by seed."""
+    if not wins:
+        return "-"
+    return "; ".join(f"{label} " + " ".join(f"{w:.3f}" for w in wins.get(label, [])) for label in UCI_CLASSES)
 
 
 def _rate(x: Any) -> str:
@@ -59,12 +69,15 @@ class TableText:
 
 def table_cells(table: list[dict[str, Any]]) -> TableText:
     """Per row the experiment, variation, DVC experiment, its commit, seeds, budget, median training seconds,
-    optimal moves, the exact losses where measured and the win / loss against each opponent.  ``results.md`` and
+    optimal moves, the exact losses and the UCI protocol's wins where measured and the win / loss against each
+    opponent.  ``results.md`` and
     the report's "Studies" section both show it."""
     opponents = list(dict.fromkeys(o for r in table for o in r["opponents"]))
     exact = any(r.get("exact_vs_perfect") for r in table)
+    uci = any(r.get("uci_seed000_wins") for r in table)
     head = ["experiment", "variation", "DVC experiment", "commit", "seeds", "budget", "training s (median)",
             "optimal moves", *(["exact vs perfect: flawless seeds; loss first / second"] if exact else []),
+            *(["reference system 000's UCI protocol: wins per class, each seed"] if uci else []),
             *[f"vs {o}: win / loss" for o in opponents]]
     rows_out = []
     for r in table:
@@ -73,6 +86,8 @@ def table_cells(table: list[dict[str, Any]]) -> TableText:
                  _rate(r["optimal_move_rate"])]
         if exact:
             cells.append(_exact(r.get("exact_vs_perfect"), r["seeds"]))
+        if uci:
+            cells.append(_uci(r.get("uci_seed000_wins")))
         for o in opponents:
             wl = r["opponents"].get(o) or {}
             cells.append(f"{_rate(wl.get('win'))} / {_rate(wl.get('loss'))}" if wl else "-")
