@@ -472,28 +472,34 @@ def test_training_seconds_come_from_each_seeds_summary_in_dvcs_cache(tmp_path):
     assert training_seconds(tmp_path, "HEAD", "no_such_experiment") == []
 
 
-def test_uci_class_wins_come_from_each_seeds_evaluation_in_dvcs_cache(tmp_path):
-    """The protocol's wins per label class, seed by seed in seed order, read at a commit from the evaluate
-    stage's results file (a DVC output); None for an experiment judged without the protocol or not there."""
-    from boardrl.experiments.study import uci_class_wins
+def test_evaluation_details_come_from_each_seeds_evaluation_in_dvcs_cache(tmp_path):
+    """Read at a commit from the evaluate stage's results file (a DVC output): the wins per seat against each
+    opponent, as the interquartile mean over seeds, and the UCI protocol's wins per label class, seed by seed in
+    seed order; nothing of the protocol for an experiment judged without it, nothing at all where there is no file."""
+    from boardrl.experiments.study import evaluation_details
 
-    def judged(seed: int) -> dict:
-        return {"uci": {"seed000": {c: {"win": 0.9 + seed / 100 + i / 1000, "games": 1000}
-                                    for i, c in enumerate(("win", "draw", "loss"))}}}
+    def judged(seed: int, uci: bool = True) -> dict:
+        out = {"opponents": {"random": {"as_first": {"win": 1.0 - seed / 100}, "as_second": {"win": seed / 100}}}}
+        if uci:
+            out["uci"] = {"seed000": {c: {"win": 0.9 + seed / 100 + i / 1000, "games": 1000}
+                                      for i, c in enumerate(("win", "draw", "loss"))}}
+        return out
 
     git(tmp_path, "init", "-q")
     subprocess.run(["dvc", "init", "-q"], cwd=tmp_path, check=True, env=dvc_env())
     (tmp_path / "results" / "eval").mkdir(parents=True)
-    evals = {EXP: {"seeds": {"10": judged(10), "2": judged(2)}}, "plain": {"seeds": {"0": {"opponents": {}}}}}
+    evals = {EXP: {"seeds": {"10": judged(10), "2": judged(2)}}, "plain": {"seeds": {"0": judged(40, uci=False)}}}
     for exp_id, data in evals.items():
         (tmp_path / "results" / "eval" / f"{exp_id}.json").write_text(json.dumps(data))
     subprocess.run(["dvc", "add", "-q", "results/eval"], cwd=tmp_path, check=True, env=dvc_env())
     git(tmp_path, "add", "-A")
     git(tmp_path, "commit", "-qm", "evaluate")
-    assert uci_class_wins(tmp_path, "HEAD", EXP) == {"win": [0.92, 1.0], "draw": [0.921, 1.001],
-                                                     "loss": [0.922, 1.002]}  # seed 2, then seed 10
-    assert uci_class_wins(tmp_path, "HEAD", "plain") is None
-    assert uci_class_wins(tmp_path, "HEAD", "no_such_experiment") is None
+    got = evaluation_details(tmp_path, "HEAD", EXP)
+    assert got["uci_seed000_wins"] == {"win": [0.92, 1.0], "draw": [0.921, 1.001], "loss": [0.922, 1.002]}
+    assert got["seat_wins"] == {"random": {"as_first": pytest.approx(0.94), "as_second": pytest.approx(0.06)}}
+    assert evaluation_details(tmp_path, "HEAD", "plain") == {"seat_wins": {"random": {"as_first": 0.6,
+                                                                                      "as_second": 0.4}}}
+    assert evaluation_details(tmp_path, "HEAD", "no_such_experiment") == {}
 
 
 def test_stages_of_a_queued_variation_import_the_code_of_the_copy_they_run_in(tmp_path):

@@ -59,6 +59,19 @@ def test_the_uci_protocols_wins_show_per_class_and_seed_and_the_figure_draws_the
     assert not any(h.startswith("reference system 000") for h in table_cells([ROW]).head)
 
 
+def test_wins_per_seat_follow_each_opponents_rates_where_the_rows_have_them():
+    """A study of one seat (Conniption's second) reads it in the table and the figure; a row without the seats
+    (carried from before they were recorded) says so with a dash."""
+    seats = {"random": {"as_first": 0.6, "as_second": 0.5}, "perfect": {"as_first": 0.0, "as_second": 0.0}}
+    text = table_cells([{**ROW, "seat_wins": seats}, {**ROW, "variation": "fast"}])
+    assert text.head[-2:] == ["vs random: win / loss (wins as first, as second)",
+                              "vs perfect: win / loss (wins as first, as second)"]
+    assert text.rows[0][-2:] == ["0.550 / 0.450 (0.600, 0.500)", "0.000 / 1.000 (0.000, 0.000)"]
+    assert text.rows[1][-2:] == ["0.550 / 0.450 (-)", "0.000 / 1.000 (-)"]
+    assert measures({**ROW, "seat_wins": seats})["random win as second"] == 0.5
+    assert table_cells([ROW]).head[-1] == "vs perfect: win / loss"
+
+
 def test_measures_are_the_rates_the_figure_draws():
     assert measures(ROW) == {"random win": 0.55, "random loss": 0.45, "perfect win": 0.0, "perfect loss": 1.0,
                              "optimal moves": 0.5, "exact loss as first": 1.0, "exact loss as second": 0.95344}

@@ -520,35 +520,44 @@ def training_seconds(root: Path, rev: str, exp_id: str) -> list[float]:
     return out
 
 
-def uci_class_wins(root: Path, rev: str, exp_id: str) -> dict[str, list[float]] | None:
-    """Each seed's win rate per label class under reference system 000's UCI protocol (agent first from drawn
-    8-ply positions of each class), from the evaluate stage's ``results/eval/<id>.json`` at ``rev``; None when
-    the experiment was not judged that way or DVC cannot open it.
+def evaluation_details(root: Path, rev: str, exp_id: str) -> dict[str, Any]:
+    """What the metrics file leaves out, from the evaluate stage's ``results/eval/<id>.json`` at ``rev`` (a DVC
+    output): ``seat_wins``, the interquartile mean over seeds of the win rate against each opponent as first and
+    as second, and ``uci_seed000_wins``, each seed's win rate per label class under reference system 000's UCI
+    protocol (agent first from drawn 8-ply positions of each class) where the experiment is judged that way.
+    Empty where DVC cannot open the file.
 
-    Why not the metrics file: it keeps one summary per opponent, and the protocol's target (>= 97% in every
-    class) is met or missed seed by seed."""
+    Why: the metrics file keeps one summary per opponent over both seats, while a study may turn on one seat
+    (Conniption's second), and the protocol's target (>= 97% in every class) is met or missed seed by seed."""
     from dvc.api import DVCFileSystem
     from dvc.exceptions import DvcException
 
+    from boardrl.evaluate.seeds import iqm
+
     try:
         seeds = json.loads(DVCFileSystem(str(root), rev=rev).read_text(f"results/eval/{exp_id}.json"))["seeds"]
-        per_seed = [((seeds[k].get("uci") or {}).get("seed000") or {}) for k in sorted(seeds, key=int)]
-        if not per_seed or not all(per_seed):
-            return None
-        return {label: [float(s[label]["win"]) for s in per_seed] for label in UCI_CLASSES}
+        per_seed = [seeds[k] for k in sorted(seeds, key=int)]
+        opponents = list(dict.fromkeys(o for s in per_seed for o in s.get("opponents") or {}))
+        out: dict[str, Any] = {"seat_wins": {
+            o: {seat: iqm([s["opponents"][o][seat]["win"] for s in per_seed]) for seat in ("as_first", "as_second")}
+            for o in opponents if all(o in (s.get("opponents") or {}) for s in per_seed)}}
+        uci = [((s.get("uci") or {}).get("seed000") or {}) for s in per_seed]
+        if uci and all(uci):
+            out["uci_seed000_wins"] = {label: [float(u[label]["win"]) for u in uci] for label in UCI_CLASSES}
+        return out
     except (DvcException, OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+        return {}
 
 
 def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Finished],
          seconds: Callable[[str, str], list[float]] = lambda rev, exp_id: [],
          fingerprints: Callable[[str, dict[str, Any]], str | None] = lambda rev, params: None,
-         uci_wins: Callable[[str, str], dict[str, list[float]] | None] = lambda rev, exp_id: None
+         details: Callable[[str, str], dict[str, Any]] = lambda rev, exp_id: {}
          ) -> list[dict[str, Any]]:
     """One row per (experiment, variation) that finished with the wanted params: its metrics file's numbers,
     ``seconds(rev, experiment)``: each seed's training wall time, ``fingerprints(rev, params)``: what it ran
-    (``study_reuse.fingerprint``) and ``uci_wins(rev, experiment)``: each seed's wins per UCI label class where
-    the experiment is judged that way.  A carried variation keeps its committed rows as they are."""
+    (``study_reuse.fingerprint``) and ``details(rev, experiment)``: ``evaluation_details``.  A carried variation
+    keeps its committed rows as they are."""
     ran = {v: results[exp_name(study, v)] for v, p in wanted.items() if is_done(results, exp_name(study, v), p)}
     fingerprint_of = {v: fingerprints(found.rev, wanted[v]) for v, found in ran.items() if not found.rows}
     out = []
@@ -558,12 +567,13 @@ def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Fin
                 out.extend(r for r in found.rows if r["experiment"] == exp_id)
                 continue
             m = found.metrics.get(METRICS.format(id=exp_id), {})
+            more = details(found.rev, exp_id)
             out.append({"experiment": exp_id, "variation": variation, "dvc_experiment": exp_name(study, variation),
                         "rev": found.rev, "seeds": m.get("seeds"), "budget": m.get("budget"),
                         "train_seconds": seconds(found.rev, exp_id),
                         "optimal_move_rate": m.get("optimal_move_rate"), "exact_vs_perfect": m.get("exact_vs_perfect"),
                         "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs:") and isinstance(v, dict)},
-                        "uci_seed000_wins": uci_wins(found.rev, exp_id),
+                        "seat_wins": more.get("seat_wins"), "uci_seed000_wins": more.get("uci_seed000_wins"),
                         "fingerprint": fingerprint_of[variation]})
     return out
 
@@ -578,7 +588,7 @@ def write_results(root: Path, study: Study, wanted: dict[str, dict[str, Any]],
     exp_ids = list(study.spec.experiments)
     table = rows(study, wanted, results, lambda rev, exp_id: training_seconds(root, rev, exp_id),
                  lambda rev, params: recorded_fingerprint(root, rev, params, exp_ids),
-                 lambda rev, exp_id: uci_class_wins(root, rev, exp_id))
+                 lambda rev, exp_id: evaluation_details(root, rev, exp_id))
     d = out_dir(root, study)
     d.mkdir(parents=True, exist_ok=True)
     md, png, js = d / "results.md", d / "results.png", d / "results.json"

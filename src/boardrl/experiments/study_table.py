@@ -20,11 +20,15 @@ UCI_CLASSES = ("win", "draw", "loss")  # the UCI table's labels: the 8-ply posit
 
 
 def measures(row: dict[str, Any]) -> dict[str, float | None]:
-    """A row's rates by label, as the figure draws them: win and loss against each opponent, the optimal-move
-    rate and, for tic-tac-toe, the exact loss probability against perfect play per seat."""
+    """A row's rates by label, as the figure draws them: win and loss against each opponent (and the wins as
+    second, the seat that is lost against perfect play in Connect 4 and Conniption), the optimal-move rate, for
+    tic-tac-toe the exact loss probability against perfect play per seat, and the UCI protocol's worst seed."""
     out: dict[str, float | None] = {}
+    seats = row.get("seat_wins") or {}
     for opp, wl in row["opponents"].items():
         out[f"{opp} win"], out[f"{opp} loss"] = wl.get("win"), wl.get("loss")
+        if opp in seats:
+            out[f"{opp} win as second"] = seats[opp].get("as_second")
     out["optimal moves"] = row["optimal_move_rate"]
     for seat in ("as_first", "as_second"):
         if row.get("exact_vs_perfect"):
@@ -32,6 +36,16 @@ def measures(row: dict[str, Any]) -> dict[str, float | None]:
     for label, wins in (row.get("uci_seed000_wins") or {}).items():
         out[f"UCI {label} class, worst seed"] = min(wins) if wins else None
     return out
+
+
+def _versus(wl: dict[str, Any], seats: dict[str, Any] | None, split: bool) -> str:
+    """Win / loss over both seats, and where the row has them the wins as first and as second."""
+    if not wl:
+        return "-"
+    both = f"{_rate(wl.get('win'))} / {_rate(wl.get('loss'))}"
+    if not split:
+        return both
+    return f"{both} ({_rate(seats.get('as_first'))}, {_rate(seats.get('as_second'))})" if seats else f"{both} (-)"
 
 
 def _uci(wins: dict[str, list[float]] | None) -> str:
@@ -69,16 +83,17 @@ class TableText:
 
 def table_cells(table: list[dict[str, Any]]) -> TableText:
     """Per row the experiment, variation, DVC experiment, its commit, seeds, budget, median training seconds,
-    optimal moves, the exact losses and the UCI protocol's wins where measured and the win / loss against each
-    opponent.  ``results.md`` and
+    optimal moves, the exact losses and the UCI protocol's wins where measured, and the win / loss against each
+    opponent (with the wins as first and as second where the rows have them).  ``results.md`` and
     the report's "Studies" section both show it."""
     opponents = list(dict.fromkeys(o for r in table for o in r["opponents"]))
     exact = any(r.get("exact_vs_perfect") for r in table)
     uci = any(r.get("uci_seed000_wins") for r in table)
+    split = any(r.get("seat_wins") for r in table)
     head = ["experiment", "variation", "DVC experiment", "commit", "seeds", "budget", "training s (median)",
             "optimal moves", *(["exact vs perfect: flawless seeds; loss first / second"] if exact else []),
             *(["reference system 000's UCI protocol: wins per class, each seed"] if uci else []),
-            *[f"vs {o}: win / loss" for o in opponents]]
+            *[f"vs {o}: win / loss" + (" (wins as first, as second)" if split else "") for o in opponents]]
     rows_out = []
     for r in table:
         cells = [r["experiment"], r["variation"], r["dvc_experiment"], r["rev"][:7],
@@ -89,8 +104,7 @@ def table_cells(table: list[dict[str, Any]]) -> TableText:
         if uci:
             cells.append(_uci(r.get("uci_seed000_wins")))
         for o in opponents:
-            wl = r["opponents"].get(o) or {}
-            cells.append(f"{_rate(wl.get('win'))} / {_rate(wl.get('loss'))}" if wl else "-")
+            cells.append(_versus(r["opponents"].get(o) or {}, (r.get("seat_wins") or {}).get(o), split))
         rows_out.append(cells)
     return TableText(head, rows_out)
 
