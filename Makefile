@@ -3,7 +3,7 @@ PY := .venv/bin/python
 PIP := .venv/bin/pip
 STAMP := .venv/.installed
 
-.PHONY: install test bench repro study ui play docs docs-serve clean
+.PHONY: install test bench repro publish study ui play docs docs-serve clean
 
 $(PY):
 	python3 -m venv .venv
@@ -33,6 +33,11 @@ bench: $(STAMP)
 PROFILE ?= default
 repro: $(STAMP)
 	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m boardrl.experiments.profiles run $(PROFILE)
+
+# A finished run of a profile (not the default), published into published/<PROFILE>/ with its hashes; README's table
+# then shows it beside the default profile's (docs/concepts.md).
+publish: $(STAMP)
+	PATH="$(CURDIR)/.venv/bin:$$PATH" .venv/bin/boardrl publish $(PROFILE)
 
 # A study (studies/<NAME>.yaml): its variations as DVC experiments through DVC's queue, JOBS side by side, tracked
 # in MLflow; finished variations are skipped, so rerunning a killed study continues it.  Table: studies/<NAME>/.

@@ -10,6 +10,7 @@ command in click's non-standalone mode and turns library and usage errors into t
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Sequence
@@ -563,6 +564,26 @@ def register(
         state = "new version" if reg.created else "version"
         typer.echo(f"{pick.game} {state} {reg.version}: {pick.experiment.id} seed {pick.seed} "
                    f"(aliases: {', '.join(reg.aliases)})")
+
+
+@app.command()
+def publish(
+    profile: Annotated[str, typer.Argument(help="The profile whose finished run to publish (e.g. full).",
+                                           show_default=False)],
+    source: Annotated[Path | None, typer.Option("--source", help="The run's folder (default: the profile's "
+                                                "lasting folder, .dvc/tmp/exps/profiles/<profile>).")] = None,
+) -> None:
+    """Publish a finished profile run into published/<profile>/: its report, results, stage wall times and
+    headline models (with their content hashes), then renew README's headline block beside the default's."""
+    from boardrl.experiments.published import MANIFEST, publish_profile
+    from boardrl.agents.models import project_root
+
+    root = project_root()
+    target = publish_profile(root, profile, source)
+    readme = subprocess.run([sys.executable, str(root / "pipeline" / "report.py"), "--readme-only"], cwd=root)
+    if readme.returncode != 0:
+        raise BoardRLError(f"published {target}, but README's block could not be renewed (see above)")
+    typer.echo(f"published {profile} to {target.relative_to(root)} ({MANIFEST} lists every file's sha256)")
 
 
 @app.command()

@@ -330,6 +330,50 @@ def test_headline_agents_register_as_mlflow_models_and_play_by_alias(repo):
         swapped.stderr, swapped.stderr[-2000:]
 
 
+def test_a_finished_profile_run_is_published_whole_with_its_hashes_and_plays(repo):
+    """`boardrl publish tiny` copies the run's report, results and stage times, and the headline agents' models
+    with their content hashes, into published/tiny/; every file matches PUBLISHED.json; a published model plays by
+    its directory; a damaged model stops a new publication with one line and the previous one stays whole."""
+    from boardrl.experiments.published import MANIFEST, headline_models
+    from boardrl.integrity import sha256_file, verify_directory
+    from boardrl.tracking.registry import manifest_sha256
+
+    path = repo["path"]
+    boardrl = str(VENV_BIN / "boardrl")
+    done = run([boardrl, "publish", "tiny", "--source", str(path)], path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = path / "published" / "tiny"
+    record = json.loads((out / MANIFEST).read_text())
+    assert record["profile"] == "tiny" and record["dvc_experiment"] == "tiny-test"
+    assert record["git_commit"] == git(path, "rev-parse", "HEAD").strip()
+    assert (out / "reports" / "report.md").read_bytes() == (path / "reports" / "report.md").read_bytes()
+    assert {p.relative_to(out).as_posix(): sha256_file(p) for p in out.rglob("*") if p.is_file()
+            and p.name not in (MANIFEST, "index.md")} == record["files"]
+    picked = headline_models(path)
+    assert picked and {f"models/{e}/seed-{s}/model" for e, s, _ in picked} == set(record["models"])
+    for _, _, model in picked:
+        copy = out / model.relative_to(path)
+        verify_directory(copy)
+        assert record["models"][model.relative_to(path).as_posix()]["content_sha256"] == manifest_sha256(model)
+    trains = [e for e in repo["ids"] if (path / "results" / "train" / e).is_dir()]
+    assert set(trains) <= set(record["wall_seconds"]) and all("training" in record["wall_seconds"][e] for e in trains)
+    exp, seed, model = next(m for m in picked if m[0] == "tictactoe_tabular_q")
+    played = run([boardrl, "match", "tictactoe", f"model:{out / model.relative_to(path)}", "random", "--games", "2"],
+                 path)
+    assert played.returncode == 0, played.stderr[-2000:]
+
+    weights = next(p for p in model.iterdir() if p.name != "sha256.json")
+    before, manifest_before = weights.read_bytes(), (out / MANIFEST).read_bytes()
+    weights.write_bytes(before[:-1] + bytes([before[-1] ^ 1]))
+    try:
+        damaged = run([boardrl, "publish", "tiny", "--source", str(path)], path)
+    finally:
+        weights.write_bytes(before)
+    assert damaged.returncode != 0 and weights.name in damaged.stderr.strip().splitlines()[-1], damaged.stderr[-2000:]
+    assert (out / MANIFEST).read_bytes() == manifest_before
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
+
+
 def test_tournaments_and_learner_records(repo):
     """tournament@<id> files (every ordered pairing, the tiny profile's games each) and seed 000's Q-value trace
     (a learner record beside summary.json), both shown in the report."""

@@ -206,6 +206,35 @@ def test_markdown_table(table):
     assert "evaluations at git commit(s) 89abcdef01" in md
 
 
+def test_the_full_profile_stands_beside_the_default_one_kind_by_kind(table):
+    """With the published full profile, README's table has one line per game and kind that either profile
+    evaluated: the default's agent, the full's, and the reference systems of the same kind; the column heads link
+    to both reports.  Without it, the table is the default's and a line says how to publish the full one."""
+    full = table.model_copy(deep=True)
+    full.profiles = ["full"]
+    ttt = next(r for r in full.games if r.game == "tictactoe")
+    ttt.agents["alphazero"] = None
+    md = headline.render(table, full)
+    lines = md.splitlines()
+    assert lines[2] == ("| Game | Kind | Default profile ([report](reports/report.md)) | Full profile ([report]("
+                        "published/full/reports/report.md)) | Reference systems (published) |")
+    tab = next(line for line in lines if line.startswith("| tictactoe | Tabular |"))
+    cell = ("`tictactoe_tabular_q` (2 seeds) vs `perfect`: first W 0.0% [0.0, 0.2] L 0.0% [0.0, 0.2]; second W 0.0% "
+            "[0.0, 0.2] L 0.0% [0.0, 0.2]; optimal moves 100.0% [99.9, 100.0]")
+    assert tab.count(cell) == 2 and tab.endswith("| tabular: reference system 002 QT, trained vs Random, against "
+                                                  "maxmin: combined L 0% |")
+    az = next(line for line in lines if line.startswith("| tictactoe | AlphaZero |"))
+    assert "| none evaluated | AlphaZero: reference system 003 AlphaZero" in az
+    assert not any(line.startswith(("| connect4 | Tabular |", "| connect4 | Value learners |")) for line in lines)
+    assert sum(line.startswith("| connect4 |") for line in lines) == 2  # DQN and AlphaZero: what was evaluated
+    assert "Params profile `full`" in md and "`published/full/reports/report.md`" in md
+    block = headline.block(table, full)
+    assert "from docs/headline.json and published/full/docs/headline.json" in block.splitlines()[1]
+    alone = headline.render(table)
+    assert "| Game | Strongest opponent |" in alone and "not published yet" in alone
+    assert "`make repro PROFILE=full`, then `boardrl publish full`" in alone
+
+
 def test_the_data_round_trips_through_its_file(table, tmp_path):
     path = tmp_path / "headline.json"
     path.write_text(headline.dump(table))
@@ -266,6 +295,6 @@ def test_readme_block_is_what_the_committed_data_renders_to():
     """CI has no results/: README's block must equal what docs/headline.json renders to (or say no run yet)."""
     committed = headline.load(ROOT / headline.JSON_PATH)
     shown = headline.current_block((ROOT / "README.md").read_text())
-    assert shown == headline.block(committed), (
+    assert shown == headline.block(committed, headline.load(ROOT / headline.FULL_JSON_PATH)), (
         "README.md's headline block differs from what docs/headline.json renders to; renew it with "
         "`.venv/bin/python pipeline/report.py --readme-only` (never edit the block by hand)")
