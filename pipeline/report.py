@@ -43,11 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def write_readme(readme: Path, table: headline.Headline | None) -> None:
-    """README.md with its headline block rendered from ``table`` and, beside it, the published full profile's
-    (``published/full/docs/headline.json`` next to README, when ``boardrl publish full`` has written it;
-    unchanged files are not rewritten)."""
+    """README.md with its headline block rendered from ``table`` (unchanged files are not rewritten)."""
     old = readme.read_text()
-    new = headline.with_block(old, table, headline.load(readme.parent / headline.FULL_JSON_PATH))
+    new = headline.with_block(old, table)
     if new != old:
         atomic_write_text(readme, new)
 

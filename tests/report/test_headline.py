@@ -256,7 +256,7 @@ def test_the_block_replaces_only_what_lies_between_the_markers(table):
     readme = f"# title\n\nbefore\n\n{headline.START}\nold\n{headline.END}\n\nafter\n"
     new = headline.with_block(readme, table)
     assert new.startswith("# title\n\nbefore\n\n") and new.endswith("\n\nafter\n")
-    assert headline.current_block(new) == headline.block(table)
+    assert headline.current_block(new) == headline.block(table, headline.published_full())
     with pytest.raises(ReportError, match="markers"):
         headline.with_block("no markers here\n", table)
     with pytest.raises(ReportError, match="markers"):
@@ -285,16 +285,16 @@ def test_the_stage_writes_the_data_and_the_readme_block(results, tmp_path):
     assert (tmp_path / "reports" / "report.md").is_file()
     table = headline.load(data)
     assert table is not None and row(table, "connect4").opponent == "maxmin"
-    assert headline.current_block(readme.read_text()) == headline.block(table)
+    assert headline.current_block(readme.read_text()) == headline.block(table, headline.published_full())
     readme.write_text(readme.read_text().replace("maxmin", "edited by hand"))
     main(["--readme-only", "--headline", str(data), "--readme", str(readme)])
-    assert headline.current_block(readme.read_text()) == headline.block(table)
+    assert headline.current_block(readme.read_text()) == headline.block(table, headline.published_full())
 
 
 def test_readme_block_is_what_the_committed_data_renders_to():
     """CI has no results/: README's block must equal what docs/headline.json renders to (or say no run yet)."""
     committed = headline.load(ROOT / headline.JSON_PATH)
     shown = headline.current_block((ROOT / "README.md").read_text())
-    assert shown == headline.block(committed, headline.load(ROOT / headline.FULL_JSON_PATH)), (
+    assert shown == headline.block(committed, headline.published_full(ROOT)), (
         "README.md's headline block differs from what docs/headline.json renders to; renew it with "
         "`.venv/bin/python pipeline/report.py --readme-only` (never edit the block by hand)")

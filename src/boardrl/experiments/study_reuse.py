@@ -15,10 +15,7 @@ study compares,
 - its recorded train, curve and evaluate inputs and the referee's equal what ``inputs`` computes now (the same
   sha256 of every module in each stage's import closure);
 - it plays no trained model (``model:`` opponents, whose files no fingerprint covers here);
-- the scripts of the stages its numbers come from (``STAGE_FILES``: data, inputs, referee, train, curve,
-  evaluate) and ``dvc.yaml`` are those of the workspace.  The report, sweep and tournament scripts and the
-  committed stage timings are not among them: a change to how the report renders README, or a new default run's
-  timings, changes no number of a study.
+- the stage scripts (``pipeline/``) and ``dvc.yaml`` are those of the workspace.
 
 Anything else runs again.
 
@@ -39,8 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 EXPS_REFS = "refs/exps/"
-STAGE_FILES = ("dvc.yaml", *(f"pipeline/{stage}.py" for stage in
-                              ("download", "prepare", "inputs", "referee", "train", "curve", "evaluate")))
+STAGE_FILES = ("pipeline", "dvc.yaml")
 
 
 def experiment_commits(root: Path, names: set[str]) -> dict[str, list[str]]:

@@ -487,7 +487,17 @@ def current_block(readme: str) -> str:
     return readme[lo:hi]
 
 
+def published_full(root: Path | None = None) -> Headline | None:
+    """The published full profile's headline data (``boardrl publish full``) under ``root`` (default: the working
+    directory, the project root where DVC runs the report stage), or None when it was never published.
+
+    Why read here and not passed in by the stage: the stage script's bytes are part of every study's fingerprint
+    (``experiments/study_reuse.py``), so README's rendering lives in this module."""
+    return load((Path.cwd() if root is None else Path(root)) / FULL_JSON_PATH)
+
+
 def with_block(readme: str, h: Headline | None, full: Headline | None = None) -> str:
-    """``readme`` with its generated block replaced by the one rendered from ``h`` (and ``full``)."""
+    """``readme`` with its generated block replaced by the one rendered from ``h`` and, beside it, ``full`` (by
+    default the published full profile's, ``published_full``)."""
     lo, hi = _span(readme)
-    return readme[:lo] + block(h, full) + readme[hi:]
+    return readme[:lo] + block(h, published_full() if full is None else full) + readme[hi:]
