@@ -35,6 +35,7 @@ stage replaces as a whole (and ``dvc status`` would call modified), so anything 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -498,16 +499,24 @@ def out_dir(root: Path, study: Study) -> Path:
     return Path(root) / STUDIES_DIR / study.name
 
 
+@functools.lru_cache(maxsize=8)
+def _commit_files(root: str, rev: str) -> Any:
+    """DVC's view of the files of commit ``rev`` (git and DVC-cached alike), opened once per commit: a study's
+    rows read a commit's timings and evaluations for each of its experiments, and opening one indexes the repo."""
+    from dvc.api import DVCFileSystem
+
+    return DVCFileSystem(root, rev=rev)
+
+
 def training_seconds(root: Path, rev: str, exp_id: str) -> list[float]:
     """Each seed's training wall time in the DVC experiment at ``rev``: ``results/train/<id>/seed-<k>/summary.json``
     from DVC's cache.  Why not a metrics file: those must be byte-equal on every rerun, and wall time is not.  A
     seed whose summary is missing or unreadable is left out, and none where DVC cannot open the experiment (the
     table then says "-": the study's numbers stand without its timings)."""
-    from dvc.api import DVCFileSystem
     from dvc.exceptions import DvcException
 
     try:
-        fs = DVCFileSystem(str(root), rev=rev)
+        fs = _commit_files(str(root), rev)
         paths = sorted(fs.glob(f"results/train/{exp_id}/seed-*/summary.json"))
     except (DvcException, OSError):
         return []
@@ -529,13 +538,12 @@ def evaluation_details(root: Path, rev: str, exp_id: str) -> dict[str, Any]:
 
     Why: the metrics file keeps one summary per opponent over both seats, while a study may turn on one seat
     (Conniption's second), and the protocol's target (>= 97% in every class) is met or missed seed by seed."""
-    from dvc.api import DVCFileSystem
     from dvc.exceptions import DvcException
 
     from boardrl.evaluate.seeds import iqm
 
     try:
-        seeds = json.loads(DVCFileSystem(str(root), rev=rev).read_text(f"results/eval/{exp_id}.json"))["seeds"]
+        seeds = json.loads(_commit_files(str(root), rev).read_text(f"results/eval/{exp_id}.json"))["seeds"]
         per_seed = [seeds[k] for k in sorted(seeds, key=int)]
         opponents = list(dict.fromkeys(o for s in per_seed for o in s.get("opponents") or {}))
         out: dict[str, Any] = {"seat_wins": {
