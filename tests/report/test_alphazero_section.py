@@ -330,7 +330,7 @@ def test_each_experiment_links_to_the_browser_app_with_its_model_as_the_opponent
 
 
 def test_a_verdict_is_structured_and_reads_as_a_sentence():
-    from boardrl.report.alphazero_section import Verdict, not_measured
+    from boardrl.report.targets import Verdict, not_measured
 
     assert Verdict().met and str(Verdict()) == "met"
     short = Verdict(("maxmin: 89.5% as first", "trained 16 min 0 s"))

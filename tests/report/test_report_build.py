@@ -136,10 +136,10 @@ def test_contents_link_every_section_and_every_game_page(md):
     items = rest.split("\n\n", 1)[0].splitlines()
     sections = re.findall(r"^## (.*)$", rest, re.M)
     assert [unlinked(i)[2:].split(":")[0] for i in items] == [s.split(":")[0] for s in sections]
-    assert sections[:3] == ["Headline", "Experiments", REFERENCE_TITLE]
-    assert unlinked(items[1]) == ("- Experiments: one page per game: connect4 (1), dots_and_boxes_2x2 (1), "
+    assert sections[:4] == ["Headline", "Targets", "Experiments", REFERENCE_TITLE]
+    assert unlinked(items[2]) == ("- Experiments: one page per game: connect4 (1), dots_and_boxes_2x2 (1), "
                                   "tictactoe (2)")
-    assert [d.split(" ")[0] for d in links_in(md, items[1])] == [
+    assert [d.split(" ")[0] for d in links_in(md, items[2])] == [
         "<#experiments>", "<connect4.md>", "<dots_and_boxes_2x2.md>", "<tictactoe.md>"]
 
 

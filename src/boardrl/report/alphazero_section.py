@@ -3,8 +3,9 @@ the targets of issues 10 and 36, each judged from the numbers.
 
 Why a section of its own: an AlphaZero agent is two players, the search (``eval_simulations`` per move) and its
 network's greedy policy, and the optimal-move rates of both side by side say how much the search adds.  The
-targets are checked here from the results, never written by hand, so a rerun that misses one says so; an
-experiment without results says "not run" instead of failing the report.
+targets are checked seed by seed from the results (with the checks of ``report/targets.py``), never written by
+hand, so a rerun that misses one says so; an experiment without results says "not run" instead of failing the
+report.
 
 Where the settings come from: the results hold the training budget and time but not the simulations per move or
 the plies of the optimal-move positions.  Those are read from the project's params.yaml and stated as the
@@ -18,49 +19,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from boardrl.report.document import Block, Bullets, Heading, Inline, Paragraph, Span, Table, text
-from boardrl.report.evaluation import CountedRate, NetworkAlone, SeatReading, SeedReading
+from boardrl.report.evaluation import CountedRate, NetworkAlone, SeedReading
 from boardrl.report.links import Links, pct, rate_with_ci, with_ci
 from boardrl.report.reference_systems import BEST, LEARNER_KINDS, REFERENCE_NUMBERS, SYSTEM004_OPPONENTS
 from boardrl.report.results import Experiment, SeedResult, finite
-from boardrl.report.sections import SEAT_NAMES, budget_text
+from boardrl.report.sections import budget_text
+from boardrl.report.targets import (PLAYED_SEATS, Check, combined_wins, majority, no_loss, optimal_share, seat_wins,
+                                    trained_within)
 
 if TYPE_CHECKING:
     from boardrl.config import Params
 
 TITLE = "AlphaZero: search and its network"
 KIND = "alphazero"
-PLAYED_SEATS = ("as_first", "as_second")
 #: Our AlphaZero experiments, listed (as "not run") even before they have results: the reference systems'
 #: reproductions, then our best of each game.
 EXPECTED: tuple[str, ...] = tuple(dict.fromkeys(
     [r for n in REFERENCE_NUMBERS if n.kind == KIND for r in n.reproduction]
     + [exp_id for (_, kind), exp_id in BEST.items() if kind == KIND]))
-
-@dataclass(frozen=True)
-class Verdict:
-    """A target's outcome from one seed's numbers: met, short of it (each shortfall in words), or not measured
-    (why).  Structured so that a check built on another (``trained_within``) adds to its shortfalls instead of
-    parsing its sentence."""
-
-    shortfalls: tuple[str, ...] = ()
-    unmeasured: str | None = None
-
-    @property
-    def met(self) -> bool:
-        return self.unmeasured is None and not self.shortfalls
-
-    def __str__(self) -> str:
-        if self.unmeasured is not None:
-            return f"not measured ({self.unmeasured})"
-        return "met" if not self.shortfalls else f"not met ({'; '.join(self.shortfalls)})"
-
-
-def not_measured(why: str) -> Verdict:
-    return Verdict(unmeasured=why)
-
-
-Check = Callable[[SeedResult], Verdict]
-
 
 # ---------------------------------------------------------------------------------------------- targets
 @dataclass(frozen=True)
@@ -71,111 +47,6 @@ class Target:
     check: Check
     profile: str | None = None  # the params profile the target is set for (None: every profile)
     issue: int = 10  # the issue that set it (10: the first AlphaZero targets; 36: Gumbel and a tenth of the compute)
-
-
-def seat_count(stats: SeatReading, out: str) -> tuple[int, int]:
-    """(count of ``out``, games) of one seat block: the stored count, else the rate times the games."""
-    count = stats.count(out)
-    if count is None:
-        count = round((finite(stats.rate(out)) or 0.0) * stats.games)
-    return int(count), stats.games
-
-
-def near(rate: float | None, bound: float) -> str:
-    """``rate`` in percent, with more decimals where one would print it as ``bound`` without it being so
-    (1,799 of 2,000 is 89.95%, not "90.0%", beside a 90% target)."""
-    if rate is None:
-        return pct(None)
-    digits = 1
-    while digits < 4 and rate != bound and round(100 * rate, digits) == round(100 * bound, digits):
-        digits += 1
-    return pct(rate, digits)
-
-
-def _missing(s: SeedResult, opponents: tuple[str, ...]) -> Verdict | None:
-    absent = [o for o in opponents if o not in s.opponents]
-    return not_measured(f"no {', '.join(absent)} in the ladder") if absent else None
-
-
-def no_loss(opponent: str) -> Check:
-    """Not one game lost to ``opponent`` in either seat."""
-    def check(s: SeedResult) -> Verdict:
-        missing = _missing(s, (opponent,))
-        if missing:
-            return missing
-        lost = [(seat, *seat_count(s.opponents[opponent].seats[seat], "loss")) for seat in PLAYED_SEATS]
-        return Verdict(tuple(f"{k:,} loss{'es' if k != 1 else ''} in {n:,} games {SEAT_NAMES[seat]}"
-                             for seat, k, n in lost if k > 0 or n == 0))
-    return check
-
-
-def majority(*opponents: str) -> Check:
-    """More than half the games won against each of ``opponents`` in each seat."""
-    return seat_wins(0.5, *opponents, strictly=True)
-
-
-def seat_wins(least: float, *opponents: str, strictly: bool = False) -> Check:
-    """At least ``least`` of the games won (more than, if ``strictly``) against each of ``opponents`` in each
-    seat; the seats that fall short, with their rates."""
-    def check(s: SeedResult) -> Verdict:
-        missing = _missing(s, opponents)
-        if missing:
-            return missing
-        short = []
-        for opp in opponents:
-            for seat in PLAYED_SEATS:
-                wins, n = seat_count(s.opponents[opp].seats[seat], "win")
-                ok = n > 0 and (wins > least * n if strictly else wins >= least * n - 1e-9)
-                if not ok:
-                    who = f"{opp}: " if len(opponents) > 1 else ""
-                    short.append(f"{who}{near(wins / n if n else None, least)} {SEAT_NAMES[seat]}")
-        return Verdict(tuple(short))
-    return check
-
-
-def trained_within(seconds: float, strength: Check) -> Check:
-    """``strength`` met by a seed whose training took at most ``seconds`` (its summary's training time, all its
-    processes); every shortfall named, the strength's first."""
-    def check(s: SeedResult) -> Verdict:
-        judged = strength(s)
-        if judged.unmeasured is not None:
-            return judged
-        summary = s.train_provenance
-        took = finite(summary.get("training_seconds", summary.get("seconds")))
-        if took is None or took <= 0:
-            return not_measured("no training time in the summary")
-        late = (f"trained {int(took // 60)} min {took % 60:.0f} s",) if took > seconds else ()
-        return Verdict(judged.shortfalls + late)
-    return check
-
-
-def combined_wins(opponent: str, least: float) -> Check:
-    """At least ``least`` of the games won against ``opponent``, both seats together."""
-    def check(s: SeedResult) -> Verdict:
-        missing = _missing(s, (opponent,))
-        if missing:
-            return missing
-        wins, n = seat_count(s.opponents[opponent].combined, "win")
-        ok = n and wins >= least * n - 1e-9
-        return Verdict(() if ok else (f"{near(wins / n if n else None, least)} combined",))
-    return check
-
-
-def optimal_share(least: float) -> Check:
-    """An optimal-move rate (with search) of at least ``least``; counts where the results hold them."""
-    def check(s: SeedResult) -> Verdict:
-        ev = s.evaluation
-        rate = finite(ev.optimal_move_rate) if ev is not None else None
-        if ev is None or rate is None:
-            return not_measured("no optimal-move rate")
-        detail = ev.optimal_move or CountedRate()
-        good, n = detail.optimal, detail.n
-        ok = good >= least * n - 1e-9 if good is not None and n else rate >= least - 1e-9
-        if ok:
-            return Verdict()
-        misses = f": {n - good:,} of {n:,} moves not optimal" if good is not None and n else ""
-        return Verdict((f"{near(rate, least)}{misses}",))
-    return check
 
 
 TARGETS: dict[str, tuple[Target, ...]] = {

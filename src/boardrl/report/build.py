@@ -36,6 +36,7 @@ from boardrl.report.sections import (experiment_blocks, experiments_table, optim
                                      provenance_table)
 from boardrl.report.studies import StudyResults, load_studies, study_blocks
 from boardrl.report.sweeps import Sweep, load_sweeps, sweep_blocks
+from boardrl.report.targets import target_blocks
 from boardrl.report.tournaments import tournament_blocks
 from boardrl.report.traces_section import trace_cells
 
@@ -163,6 +164,7 @@ def index_page(exps: list[Experiment], links: Links, fig_dir: Path, data_summary
                          commit_line(provenances(exps, tournaments), links.commit), *reading_blocks()]
     body: list[Block] = [
         Heading(2, "Headline"), *headline.report_blocks(headline.headline(exps), links.experiment),
+        *target_blocks(exps),
         Heading(2, "Experiments"), experiments_table(exps, links),
         Heading(2, REFERENCE_TITLE), reference_intro(), *reference_blocks(exps, tournaments, links, trace_cells),
         Heading(2, "Where we deliberately differ from the reference systems"),
