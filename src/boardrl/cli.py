@@ -572,14 +572,25 @@ def publish(
                                            show_default=False)],
     source: Annotated[Path | None, typer.Option("--source", help="The run's folder (default: the profile's "
                                                 "lasting folder, .dvc/tmp/exps/profiles/<profile>).")] = None,
+    recheck: Annotated[list[str] | None, typer.Option(
+        "--recheck", help="After publishing, rerun this experiment's stages from nothing in the run's folder and "
+                          "record whether its metrics file and models are byte-equal (repeatable).")] = None,
 ) -> None:
     """Publish a finished profile run into published/<profile>/: its report, results, stage wall times and
     headline models (with their content hashes), then renew README's headline block beside the default's."""
     from boardrl.experiments.published import MANIFEST, publish_profile
+    from boardrl.experiments.published import recheck as recheck_experiment
     from boardrl.agents.models import project_root
 
     root = project_root()
     target = publish_profile(root, profile, source)
+    for experiment in recheck or []:
+        found = recheck_experiment(root, profile, experiment, source)
+        same = found["metrics_equal"] and all(found["models_equal"].values())
+        typer.echo(f"recheck {experiment}: {'byte-equal' if same else 'DIFFERENT'} metrics file and models after "
+                   f"{found['seconds']:.0f} s of reruns ({MANIFEST} records it)")
+        if not same:
+            raise typer.Exit(1)
     readme = subprocess.run([sys.executable, str(root / "pipeline" / "report.py"), "--readme-only"], cwd=root)
     if readme.returncode != 0:
         raise BoardRLError(f"published {target}, but README's block could not be renewed (see above)")

@@ -333,18 +333,30 @@ def test_headline_agents_register_as_mlflow_models_and_play_by_alias(repo):
 def test_a_finished_profile_run_is_published_whole_with_its_hashes_and_plays(repo):
     """`boardrl publish tiny` copies the run's report, results and stage times, and the headline agents' models
     with their content hashes, into published/tiny/; every file matches PUBLISHED.json; a published model plays by
-    its directory; a damaged model stops a new publication with one line and the previous one stays whole."""
+    its directory; a damaged model stops a new publication with one line and the previous one stays whole.
+    `--recheck <id>` reruns that experiment's stages from nothing, records that its metrics file and models came
+    out byte-equal, and puts the run back as it was (the later tests' `dvc repro` finds nothing to rerun)."""
+    from boardrl.agents.models import load_model_agent
     from boardrl.errors import BoardRLError
+    from boardrl.evaluate.match import play_match
     from boardrl.experiments.published import MANIFEST, headline_models, publish_profile
+    from boardrl.games import make_game
     from boardrl.integrity import sha256_file, verify_directory
     from boardrl.tracking.registry import manifest_sha256
 
     path = repo["path"]
-    boardrl = str(VENV_BIN / "boardrl")
-    done = run([boardrl, "publish", "tiny", "--source", str(path)], path)
-    assert done.returncode == 0, done.stderr[-3000:]
+    rechecked = "tictactoe_seed000_exp01"
+    lock = (path / "dvc.lock").read_bytes()
+    done = run([str(VENV_BIN / "boardrl"), "publish", "tiny", "--source", str(path), "--recheck", rechecked], path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert f"recheck {rechecked}: byte-equal metrics file and models" in done.stdout
+    assert (path / "dvc.lock").read_bytes() == lock
     out = path / "published" / "tiny"
     record = json.loads((out / MANIFEST).read_text())
+    [found] = record["rechecks"]
+    assert found["stages"] == [f"{k}@{rechecked}" for k in ("train", "curve", "evaluate")]
+    assert found["metrics_equal"] and found["models_equal"] and all(found["models_equal"].values())
+    assert "## Rechecks" in (out / "index.md").read_text()
     assert record["profile"] == "tiny" and record["dvc_experiment"] == "tiny-test"
     assert record["git_commit"] == git(path, "rev-parse", "HEAD").strip()
     assert (out / "reports" / "report.md").read_bytes() == (path / "reports" / "report.md").read_bytes()
@@ -359,9 +371,13 @@ def test_a_finished_profile_run_is_published_whole_with_its_hashes_and_plays(rep
     trains = [e for e in repo["ids"] if (path / "results" / "train" / e).is_dir()]
     assert set(trains) <= set(record["wall_seconds"]) and all("training" in record["wall_seconds"][e] for e in trains)
     exp, seed, model = next(m for m in picked if m[0] == "tictactoe_tabular_q")
-    played = run([boardrl, "match", "tictactoe", f"model:{out / model.relative_to(path)}", "random", "--games", "2"],
-                 path)
-    assert played.returncode == 0, played.stderr[-2000:]
+    game = make_game("tictactoe")
+    def seats(a_dir: Path):  # four games of the model in a_dir against the pipeline's own copy, per seat
+        res = play_match(game, load_model_agent(game, f"model:{a_dir}"), load_model_agent(game, f"model:{model}"), 4,
+                         seed=1)
+        return res.as_first, res.as_second
+
+    assert seats(out / model.relative_to(path)) == seats(model)
 
     weights = next(p for p in model.iterdir() if p.name != "sha256.json")
     before, manifest_before = weights.read_bytes(), (out / MANIFEST).read_bytes()

@@ -16,6 +16,12 @@ results``), and a published model plays by its directory
       stage-seconds.json     each stage's wall time in the run (its last run: a killed stage's rerun)
       models/<id>/seed-<k>/model/   the headline agents' models (``champions.picks``), each up to MODEL_LIMIT
 
+``--recheck <experiment>`` then reruns that experiment's train, curve and evaluate stages in the run's folder from
+nothing (``dvc repro --force``) and records in ``PUBLISHED.json`` whether its metrics file and every seed's model
+came out byte for byte as before: a trained model is a function of (game, params, seed), and the publication shows
+it for one experiment rather than asserting it.  The run's folder is then put back as the run left it (its
+``dvc.lock`` and, from DVC's cache, those stages' outputs), so the recheck leaves no trace but its MLflow runs.
+
 Why not ``reports/full/``: ``reports/`` is the report stage's DVC output, which DVC removes before every run of
 that stage, so nothing else may live inside it.
 
@@ -212,6 +218,15 @@ def index_text(record: dict[str, Any]) -> str:
               "| model | bytes | content sha256 (of its `sha256.json`) |", "|---|---:|---|"]
     lines += [f"| `{k}` | {m['bytes']:,} | `{m['content_sha256']}` |" for k, m in record["models"].items()]
     lines += [f"| `{k}` | left out: {why} | |" for k, why in record["models_left_out"].items()]
+    if record.get("rechecks"):
+        lines += ["", "## Rechecks", "", f"`boardrl publish {p} --recheck <experiment>` reran these experiments' "
+                  "stages from nothing in the run's folder:", "",
+                  "| experiment | when | seconds | metrics file byte-equal | models byte-equal |",
+                  "|---|---|---:|---|---|"]
+        for r in record["rechecks"]:
+            models = ", ".join(f"`{k}` {'yes' if ok else 'NO'}" for k, ok in r["models_equal"].items())
+            lines.append(f"| `{r['experiment']}` | {r['when']} | {r['seconds']:,.0f} | "
+                         f"{'yes' if r['metrics_equal'] else 'NO'} | {models} |")
     return "\n".join(lines) + "\n"
 
 
@@ -243,6 +258,68 @@ def publish_profile(root: Path, profile: str, source: Path | None = None) -> Pat
 
     publish_all(target.parent / f".{profile}.publish-journal.json", build, f"publish {profile}")
     return target
+
+
+RECHECKED_STAGES = ("train", "curve", "evaluate")
+
+
+def recheck(root: Path, profile: str, experiment: str, source: Path | None = None) -> dict[str, Any]:
+    """Rerun ``experiment``'s stages in the run folder from nothing and compare its metrics file and models with
+    the published ones; the comparison is added to ``PUBLISHED.json`` (and ``index.md``) and returned."""
+    import os
+    import time
+
+    from boardrl.experiments.parallel_repro import load_graph
+    from boardrl.experiments.profiles import run_dir
+    from boardrl.tracking.registry import manifest_sha256
+
+    source = Path(source) if source is not None else run_dir(Path(root), profile)
+    target = published_dir(root, profile)
+    record = load_manifest(root, profile)
+    if record is None:
+        raise PublishedError(f"{target}: nothing published for profile {profile!r}; publish it before a recheck")
+    stages = [f"{kind}@{experiment}" for kind in RECHECKED_STAGES if f"{kind}@{experiment}" in load_graph(source).order]
+    if not stages:
+        raise PublishedError(f"{experiment!r} is not an experiment of the run in {source}")
+    env = {**os.environ, "DVC_EXP_NAME": record.get("dvc_experiment") or "",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(source.resolve() / "src"), os.environ.get("PYTHONPATH")]))}
+    metrics = source / "results" / "metrics" / f"{experiment}.json"
+    models = sorted(p.relative_to(source).as_posix() for p in (source / "models" / experiment).glob("seed-*/model"))
+    before = {"metrics": metrics.read_bytes(), "models": {m: manifest_sha256(source / m) for m in models},
+              "lock": (source / "dvc.lock").read_bytes()}
+    started = time.perf_counter()
+    try:
+        for stage in stages:
+            _rerun(source, stage, env, experiment)
+        seconds = round(time.perf_counter() - started, 1)
+        found = {
+            "experiment": experiment,
+            "stages": stages,
+            "seconds": seconds,
+            "metrics_equal": metrics.read_bytes() == before["metrics"],
+            "models_equal": {m: manifest_sha256(source / m) == h for m, h in before["models"].items()},
+            "when": _utc(time.time()),
+        }
+    finally:
+        (source / "dvc.lock").write_bytes(before["lock"])
+        subprocess.run(["dvc", "checkout", "--force", *stages], cwd=source, env=env, capture_output=True)
+    record.setdefault("rechecks", []).append(found)
+    atomic_write_text(target / MANIFEST, json.dumps(record, indent=2) + "\n")
+    atomic_write_text(target / INDEX, index_text(record))
+    return found
+
+
+def _rerun(source: Path, stage: str, env: dict[str, str], experiment: str) -> None:
+    """``dvc repro --force`` of one stage in ``source``, its output in the stage's log; one line if it fails."""
+    from boardrl.experiments.parallel_repro import log_path
+
+    log = log_path(source, stage)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as out:
+        done = subprocess.run(["dvc", "--wait-for-lock", "repro", "--force", "--single-item", stage], cwd=source,
+                              env=env, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        raise PublishedError(f"recheck of {experiment}: stage {stage} failed (exit {done.returncode}); its log: {log}")
 
 
 def load_manifest(root: Path, profile: str) -> dict[str, Any] | None:
