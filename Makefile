@@ -35,9 +35,11 @@ repro: $(STAMP)
 	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m boardrl.experiments.profiles run $(PROFILE)
 
 # A finished run of a profile (not the default), published into published/<PROFILE>/ with its hashes; README's table
-# then shows it beside the default profile's (docs/concepts.md).
+# then shows it beside the default profile's (docs/concepts.md).  RECHECK=<experiment> reruns that experiment's
+# stages from nothing and records whether its metrics file and models come out byte-equal.
+RECHECK ?=
 publish: $(STAMP)
-	PATH="$(CURDIR)/.venv/bin:$$PATH" .venv/bin/boardrl publish $(PROFILE)
+	PATH="$(CURDIR)/.venv/bin:$$PATH" .venv/bin/boardrl publish $(PROFILE) $(if $(RECHECK),--recheck $(RECHECK))
 
 # A study (studies/<NAME>.yaml): its variations as DVC experiments through DVC's queue, JOBS side by side, tracked
 # in MLflow; finished variations are skipped, so rerunning a killed study continues it.  Table: studies/<NAME>/.
