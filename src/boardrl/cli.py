@@ -578,8 +578,8 @@ def publish(
 ) -> None:
     """Publish a finished profile run into published/<profile>/: its report, results, stage wall times and
     headline models (with their content hashes), then renew README's headline block beside the default's."""
-    from boardrl.experiments.published import MANIFEST, publish_profile
-    from boardrl.experiments.published import recheck as recheck_experiment
+    from boardrl.report.published import MANIFEST, publish_profile
+    from boardrl.report.published import recheck as recheck_experiment
     from boardrl.agents.models import project_root
 
     root = project_root()

@@ -344,7 +344,7 @@ def test_a_finished_profile_run_is_published_whole_with_its_hashes_and_plays(rep
     from boardrl.agents.models import load_model_agent
     from boardrl.errors import BoardRLError
     from boardrl.evaluate.match import play_match
-    from boardrl.experiments.published import MANIFEST, headline_models, publish_profile
+    from boardrl.report.published import MANIFEST, headline_models, publish_profile
     from boardrl.games import make_game
     from boardrl.integrity import sha256_file, verify_directory
     from boardrl.tracking.registry import manifest_sha256

@@ -413,7 +413,7 @@ def _provenance_line(h: Headline, report: str) -> Paragraph:
                           "Every number, with its MLflow run, is in ", Span(report, code=True), "."))
 
 
-#: The published full profile's report and headline data (``experiments/published.py``).
+#: The published full profile's report and headline data (``report/published.py``).
 FULL_REPORT = "published/full/reports/report.md"
 FULL_JSON_PATH = Path("published") / "full" / "docs" / "headline.json"
 #: Which reference systems' figures stand beside each of our kinds (the same kind of system).

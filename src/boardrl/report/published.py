@@ -22,6 +22,8 @@ came out byte for byte as before: a trained model is a function of (game, params
 it for one experiment rather than asserting it.  The run's folder is then put back as the run left it (its
 ``dvc.lock`` and, from DVC's cache, those stages' outputs), so the recheck leaves no trace but its MLflow runs.
 
+It belongs to the report layer: which models are published is the headline's choice (``report/champions.py``).
+
 Why not ``reports/full/``: ``reports/`` is the report stage's DVC output, which DVC removes before every run of
 that stage, so nothing else may live inside it.
 

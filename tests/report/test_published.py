@@ -1,4 +1,4 @@
-"""Publishing a profile run (experiments/published.py): what is refused, and the wall times it records.
+"""Publishing a profile run (report/published.py): what is refused, and the wall times it records.
 
 The whole publication of a real run (files, hashes, models that play, a damaged model refused) is tested on the
 tiny profile's run in tests/pipeline/test_integration.py."""
@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from boardrl.experiments.profiles import RUN_STATE
-from boardrl.experiments.published import PublishedError, check_source, publish_profile, wall_times
+from boardrl.report.published import PublishedError, check_source, publish_profile, wall_times
 
 
 def finished_run(where: Path, profile: str = "full") -> Path:
