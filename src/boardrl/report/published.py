@@ -46,6 +46,7 @@ import yaml
 
 from boardrl.atomic_io import atomic_write_text
 from boardrl.errors import BoardRLError
+from boardrl.integrity import sha256_file
 
 PUBLISHED_DIR = Path("published")
 MANIFEST = "PUBLISHED.json"
@@ -128,12 +129,6 @@ def _size(directory: Path) -> int:
     return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
 
 
-def _sha256(path: Path) -> str:
-    from boardrl.integrity import sha256_file
-
-    return sha256_file(path)
-
-
 def _copy(source: Path, staged: Path) -> None:
     if source.joinpath(*SECONDS).is_file():
         shutil.copy2(source.joinpath(*SECONDS), staged / "stage-seconds.json")
@@ -173,7 +168,7 @@ def manifest(source: Path, staged: Path, profile: str, models: dict[str, Any], l
     seconds_file = source.joinpath(*SECONDS)
     stage_seconds = json.loads(seconds_file.read_text()) if seconds_file.is_file() else {}
     finished = max(p.stat().st_mtime for p in (source / "results").rglob("*") if p.is_file())
-    files = {p.relative_to(staged).as_posix(): _sha256(p) for p in sorted(staged.rglob("*")) if p.is_file()}
+    files = {p.relative_to(staged).as_posix(): sha256_file(p) for p in sorted(staged.rglob("*")) if p.is_file()}
     return {
         "format": FORMAT,
         "profile": profile,
@@ -266,13 +261,13 @@ RECHECKED_STAGES = ("train", "curve", "evaluate")
 
 
 def recheck(root: Path, profile: str, experiment: str, source: Path | None = None) -> dict[str, Any]:
-    """Rerun ``experiment``'s stages in the run folder from nothing and compare its metrics file and models with
-    the published ones; the comparison is added to ``PUBLISHED.json`` (and ``index.md``) and returned."""
-    import os
+    """Rerun ``experiment``'s stages in the run folder from nothing and compare its metrics file and every seed's
+    model with what the run had made; the comparison is added to ``PUBLISHED.json`` (and ``index.md``) and
+    returned, and the folder is put back as it was."""
     import time
 
     from boardrl.experiments.parallel_repro import load_graph
-    from boardrl.experiments.profiles import run_dir
+    from boardrl.experiments.profiles import ProfileRun, run_dir, stage_env
     from boardrl.tracking.registry import manifest_sha256
 
     source = Path(source) if source is not None else run_dir(Path(root), profile)
@@ -280,11 +275,11 @@ def recheck(root: Path, profile: str, experiment: str, source: Path | None = Non
     record = load_manifest(root, profile)
     if record is None:
         raise PublishedError(f"{target}: nothing published for profile {profile!r}; publish it before a recheck")
-    stages = [f"{kind}@{experiment}" for kind in RECHECKED_STAGES if f"{kind}@{experiment}" in load_graph(source).order]
+    known = set(load_graph(source).order)
+    stages = [f"{kind}@{experiment}" for kind in RECHECKED_STAGES if f"{kind}@{experiment}" in known]
     if not stages:
         raise PublishedError(f"{experiment!r} is not an experiment of the run in {source}")
-    env = {**os.environ, "DVC_EXP_NAME": record.get("dvc_experiment") or "",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(source.resolve() / "src"), os.environ.get("PYTHONPATH")]))}
+    env = stage_env(ProfileRun(profile, source, record.get("dvc_experiment") or "", True))
     metrics = source / "results" / "metrics" / f"{experiment}.json"
     models = sorted(p.relative_to(source).as_posix() for p in (source / "models" / experiment).glob("seed-*/model"))
     before = {"metrics": metrics.read_bytes(), "models": {m: manifest_sha256(source / m) for m in models},

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from boardrl.experiments.study_table import UCI_CLASSES
 from boardrl.report.document import Block, Bullets, Heading, Inline, Paragraph, Span, text
 from boardrl.report.headline import KINDS
 from boardrl.report.links import pct
@@ -26,8 +27,6 @@ from boardrl.report.evaluation import CountedRate, SeatReading
 from boardrl.report.sections import SEAT_NAMES
 
 PLAYED_SEATS = ("as_first", "as_second")
-#: Reference system 000's label classes of the UCI 8-ply positions (the evaluate stage's ``uci.seed000`` keys).
-UCI_CLASSES = ("win", "draw", "loss")
 
 
 @dataclass(frozen=True)
