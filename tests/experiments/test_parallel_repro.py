@@ -150,6 +150,39 @@ def test_the_longest_known_stage_starts_first_and_jobs_are_a_ceiling(tmp_path):
     assert schedule.done == {"a", "b", "c", "d"}
 
 
+class _Finished:
+    """A stage process that has already exited with status 0."""
+
+    def poll(self):
+        return 0
+
+
+def test_a_ready_stage_dvc_finds_up_to_date_is_skipped_without_a_start(tmp_path):
+    """a -> (b, c) -> d, a known changed: b and c are asked about together once a finished, never before; b is
+    up to date and never starts, c runs, and d is asked about once c finished."""
+    graph = StageGraph(("a", "b", "c", "d"), {"a": frozenset(), "b": frozenset({"a"}), "c": frozenset({"a"}),
+                                               "d": frozenset({"b", "c"})})
+    schedule = Schedule(graph, {"a", "b", "c", "d"})
+    asked: list[list[str]] = []
+    started: list[str] = []
+    said: list[str] = []
+
+    def unchanged(names: list[str]) -> set[str]:
+        asked.append(sorted(names))
+        assert all(u in schedule.done for n in names for u in graph.upstream[n])  # asked only once ready
+        return {"b"} & set(names)
+
+    def launch(name, log):
+        started.append(name)
+        return _Finished()
+
+    assert run_stages(tmp_path, schedule, 2, launch, say=said.append, poll_s=0, unchanged=unchanged,
+                      known_changed=frozenset({"a"})) == 0
+    assert started == ["a", "c", "d"] and asked == [["b", "c"], ["d"]]
+    assert [s.split(":")[0] for s in said] == ["a", "b", "c", "d"] and said[1] == "b: unchanged, skipped"
+    assert schedule.done == {"a", "b", "c", "d"}
+
+
 def test_jobs_come_from_the_environment_with_a_one_line_refusal(monkeypatch):
     monkeypatch.setenv("BOARDRL_REPRO_JOBS", "3")
     assert default_jobs() == 3
@@ -211,8 +244,10 @@ def test_a_skipped_stage_keeps_the_seconds_of_its_last_real_run(tmp_path, capsys
     assert first["q"] >= 1.5
     stages["p"]["cmd"] += " "  # p reruns and writes the same bytes: DVC checks q and skips it
     (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}, sort_keys=False))
+    log_path(root, "q").unlink()
     assert parallel_repro(root, _env(), jobs=2) == 0
     assert "q: unchanged, skipped" in capsys.readouterr().err
+    assert not log_path(root, "q").exists()  # found up to date by one `dvc status`: no `dvc repro` started for it
     assert json.loads(root.joinpath(*SECONDS_FILE).read_text())["q"] == first["q"]
 
 
