@@ -101,9 +101,11 @@ def _address(stage, root: Path) -> str:
     return f"{os.path.relpath(dvcfile, Path(root).resolve())}:{stage.name}"
 
 
-def changed_stages(root: Path, env: Mapping[str, str]) -> set[str]:
-    """The stages ``dvc status`` reports out of date (new, changed dependencies or params, missing outputs)."""
-    res = subprocess.run(["dvc", "status", "--json"], cwd=root, env=dict(env), capture_output=True, text=True)
+def changed_stages(root: Path, env: Mapping[str, str], names: list[str] | None = None) -> set[str]:
+    """The stages ``dvc status`` reports out of date (new, changed dependencies or params, missing outputs): of the
+    whole pipeline, or of ``names`` only (each alone, not what it depends on)."""
+    res = subprocess.run(["dvc", "--wait-for-lock", "status", "--json", *(names or [])], cwd=root, env=dict(env),
+                         capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"dvc status failed: {(res.stderr.strip().splitlines() or ['?'])[-1]}")
     return set(json.loads(res.stdout or "{}"))
@@ -193,16 +195,13 @@ UpToDate = Callable[[list[str]], set[str]]
 
 
 def up_to_date(root: Path, env: Mapping[str, str]) -> UpToDate:
-    """One ``dvc status`` over the named stages (each alone, not what it depends on): those it does not report.
-    When DVC cannot answer, none: each is then started, and DVC decides as before."""
+    """The named stages that one ``dvc status`` (``changed_stages``) does not report.  When DVC cannot answer,
+    none: each is then started, and DVC decides as before."""
     def check(names: list[str]) -> set[str]:
-        res = subprocess.run(["dvc", "--wait-for-lock", "status", "--json", *names], cwd=root, env=dict(env),
-                             capture_output=True, text=True)
         try:
-            changed = set(json.loads(res.stdout or "{}")) if res.returncode == 0 else None
-        except ValueError:
-            changed = None
-        return set() if changed is None else set(names) - changed
+            return set(names) - changed_stages(root, env, names)
+        except (RuntimeError, ValueError):
+            return set()
     return check
 
 
@@ -278,10 +277,11 @@ def _skipper(schedule: Schedule, unchanged: UpToDate, checked: set[str],
              say: Callable[[str], None]) -> Callable[[], None]:
     """Marks done, unstarted, the ready stages DVC finds up to date; each stage is asked about once, when it
     first is ready (its upstream stages have finished, so their outputs are what it will read)."""
+    rank = {n: i for i, n in enumerate(schedule.graph.order)}
+
     def skip() -> None:
         while fresh := [n for n in schedule.ready() if n not in checked]:
             checked.update(fresh)
-            rank = {n: i for i, n in enumerate(schedule.graph.order)}
             for name in sorted(unchanged(fresh), key=rank.__getitem__):
                 schedule.started.add(name)
                 schedule.done.add(name)
