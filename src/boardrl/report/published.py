@@ -204,7 +204,9 @@ def index_text(record: dict[str, Any]) -> str:
              f"- models: `boardrl match <game> model:published/{p}/models/<id>/seed-<k>/model <opponent>`.", "",
              "## Wall time per experiment (seconds, all seeds)", "",
              "Stages: each one's last run (`stage-seconds.json`). Training: every seed's training time from its "
-             "summary, all processes of a killed and resumed run together.", "",
+             "summary, all processes of a killed and resumed run together. Both are wall-clock seconds: they "
+             "include any time the machine was shared with other work or the run was paused, so they bound the "
+             "cost from above.", "",
              "| experiment | train stage | curve stage | evaluate stage | stages | training |",
              "|---|---:|---:|---:|---:|---:|"]
     for exp, row in record["wall_seconds"].items():
