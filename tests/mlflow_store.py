@@ -29,12 +29,14 @@ def template() -> Path:
     """The migrated, empty store of this process (built on first use, under a temp folder of its own)."""
     global _building
     quiet_migrations()
-    from mlflow import MlflowClient
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
     path = Path(tempfile.mkdtemp(prefix="mlflow-template-")) / DB_NAME
     _building = True
     try:
-        MlflowClient(tracking_uri=f"{SQLITE}{path}").search_experiments()  # creates the tables and migrates them
+        # the store class itself, not a client: the first store a process opens is often a client's, built under
+        # MLflow's store-registry lock, and a client here would wait for that lock for ever
+        SqlAlchemyStore(f"{SQLITE}{path}", str(path.parent / "artifacts")).engine.dispose()  # tables, migrations
     finally:
         _building = False
     with sqlite3.connect(path) as con:
