@@ -114,7 +114,7 @@ def test_a_failed_stage_stops_the_run_and_its_log_is_shown(tmp_path, capsys):
 def test_the_longest_known_stage_starts_first_and_jobs_are_a_ceiling(tmp_path):
     graph = StageGraph(("a", "b", "c", "d"), {"a": frozenset(), "b": frozenset(), "c": frozenset(),
                                                "d": frozenset({"a"})})
-    schedule = Schedule(graph, {"a", "b", "c", "d"}, seconds={"c": 30.0, "b": 5.0})
+    schedule = Schedule(graph, {"a", "b", "c", "d"}, seconds={"a": 1.0, "c": 30.0, "b": 5.0})
     assert schedule.ready() == ["c", "b", "a"]
 
     class Done:
@@ -193,7 +193,8 @@ def test_jobs_come_from_the_environment_with_a_one_line_refusal(monkeypatch):
 
 def test_a_stage_that_keeps_every_core_busy_runs_alone():
     graph = StageGraph(("t1", "t2", "big", "t3"), {n: frozenset() for n in ("t1", "t2", "big", "t3")})
-    schedule = Schedule(graph, {"t1", "t2", "big", "t3"}, seconds={"big": 100.0}, cores={"big": 2})
+    schedule = Schedule(graph, {"t1", "t2", "big", "t3"}, seconds={"big": 100.0, "t1": 1.0, "t2": 1.0, "t3": 1.0},
+                        cores={"big": 2})
     assert schedule.to_start(2, []) == ["big"]  # first by its time; nothing fits beside it
     schedule.started.add("big")
     assert schedule.to_start(2, ["big"]) == []
@@ -253,17 +254,18 @@ def test_a_skipped_stage_keeps_the_seconds_of_its_last_real_run(tmp_path, capsys
 
 def test_a_first_run_orders_by_the_committed_seconds_and_this_machines_own_win(tmp_path):
     """A fresh clone has timed nothing: the committed prior (pipeline/stage-seconds.json) ranks the stages; a
-    stage this machine has run ranks by its own seconds; a damaged file counts as none."""
+    stage this machine has run ranks by its own seconds; a stage timed nowhere (``a``) goes first, since it may be
+    the longest; a damaged file counts as none."""
     from boardrl.experiments.parallel_repro import PRIOR_SECONDS_FILE, SECONDS_FILE, _read_seconds, _seconds_in
 
     graph = StageGraph(("a", "b", "c"), {n: frozenset() for n in "abc"})
     prior, own = tmp_path.joinpath(*PRIOR_SECONDS_FILE), tmp_path.joinpath(*SECONDS_FILE)
     prior.parent.mkdir(parents=True)
     prior.write_text(json.dumps({"b": 50.0, "c": 400.0}))
-    assert Schedule(graph, {"a", "b", "c"}, _read_seconds(tmp_path)).ready() == ["c", "b", "a"]
+    assert Schedule(graph, {"a", "b", "c"}, _read_seconds(tmp_path)).ready() == ["a", "c", "b"]
     own.parent.mkdir(parents=True)
     own.write_text(json.dumps({"c": 10.0}))
-    assert Schedule(graph, {"a", "b", "c"}, _read_seconds(tmp_path)).ready() == ["b", "c", "a"]
+    assert Schedule(graph, {"a", "b", "c"}, _read_seconds(tmp_path)).ready() == ["a", "b", "c"]
     own.write_text("{not json")
     assert _read_seconds(tmp_path) == {"b": 50.0, "c": 400.0}
     prior.write_text("[1, 2]")

@@ -24,7 +24,10 @@ learner params, seed), and torch's thread count is part of the params (``learn/c
 Each stage's output goes to ``.dvc/tmp/repro-logs/<stage>.log``; the terminal shows one progress bar over the
 stages, a line per finished stage and the stage's notes and warnings.  After a failure no new stage starts, the running ones finish, and the
 failed stage's log tail is printed.  How long each stage took is kept in ``.dvc/tmp/stage-seconds.json``, and the
-next run starts the longest ready stage first (the others by their order in ``dvc.yaml``).  A first run (a fresh
+next run starts the longest ready stage first (the others by their order in ``dvc.yaml``); a stage timed nowhere
+starts before all of them, since one that turns out short cost only its own seconds there, while a long one
+started last stretches the run's end by all of its (the full profile's seed-002 Connect 4 trainings, killed
+before they ever finished, waited behind 70 curve stages that way).  A first run (a fresh
 clone) has no such file, so ``pipeline/stage-seconds.json``, committed from a whole default run on the project's
 2-core machine, stands in for the stages this machine has not timed yet: without it the longest training
 (``train@connect4_alphazero``, the last experiment in params.yaml) started after everything before it and
@@ -34,6 +37,7 @@ stretched the run's end.  Only the order depends on these seconds, never a resul
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -123,11 +127,11 @@ class Schedule:
     started: set[str] = field(default_factory=set)
 
     def ready(self) -> list[str]:
-        """Stages that may start now, the longest known first, then in ``dvc.yaml`` order."""
+        """Stages that may start now: those never timed, then the longest known, each in ``dvc.yaml`` order."""
         rank = {n: i for i, n in enumerate(self.graph.order)}
         free = [n for n in self.to_run - self.started
                 if all(u in self.done or u not in self.to_run for u in self.graph.upstream[n])]
-        return sorted(free, key=lambda n: (-self.seconds.get(n, 0.0), rank[n]))
+        return sorted(free, key=lambda n: (-self.seconds.get(n, math.inf), rank[n]))
 
     def finished(self) -> bool:
         return self.done >= self.to_run
