@@ -135,8 +135,9 @@ _S001_4X4_REASON = ("dots_and_boxes_4x4_seed001_dqn_cmm is the system's DQN_CMM 
                     "RMSProp at 1e-6, its conditional-minimax target from its own network, replay 20,000 learning "
                     "from 10,000, self-play against a frozen copy refreshed every 1,000 games, the paper's first "
                     "value; its code's HEAD: 25,000), on our planes instead of its walls tensor. The full profile "
-                    "trains 8,000 of the system's 1,000,000 games (its budget would take about 15 days on one core), "
-                    "so the comparison is of a far shorter run; the default profile does not define it")
+                    "trains a small fraction of the system's 1,000,000 games (the row gives ours; the system's budget "
+                    "would take about 15 days on one core), so the comparison is of a far shorter run; the default "
+                    "profile does not define it")
 
 
 def _s001() -> list[ReferenceNumber]:
