@@ -79,7 +79,9 @@ def _headline(root: Path, _: str | None) -> str:
     m = re.search(r"<!-- headline:start -->\n(.*?)<!-- headline:end -->", text, re.S)
     if not m:
         raise PluginError("README.md has no <!-- headline:start --> ... <!-- headline:end --> block")
-    return "\n".join(line for line in m.group(1).splitlines() if not line.startswith("<!--"))
+    body = "\n".join(line for line in m.group(1).splitlines() if not line.startswith("<!--"))
+    # README's links are relative to the repository root (the reports are not docs pages): shown as paths here
+    return re.sub(r"\[([^\]]+)\]\(((?!https?:)[^)]+)\)", r"\1 (`\2`)", body)
 
 
 def _params(_: Path, learner: str | None) -> str:

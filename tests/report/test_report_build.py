@@ -470,7 +470,7 @@ def test_pipeline_script_writes_the_report(results, tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "pipeline" / "report.py"), "--results", str(results),
                            "--out", str(tmp_path / "reports"), "--data-summary", str(tmp_path / "none.json"),
                            "--headline", str(tmp_path / "headline.json"), "--readme", str(readme)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)  # no published/full here
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "reports" / "report.md").is_file() and f"report: {N_FILES} files" in proc.stderr
     assert (tmp_path / "headline.json").is_file() and "| tictactoe | `perfect` |" in readme.read_text()
