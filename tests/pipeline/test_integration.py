@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from repo_copy import VENV_BIN, copy_repo, git, run
+from repo_copy import VENV_BIN, copy_repo, git, run, stage_env
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -352,7 +353,11 @@ def test_a_finished_profile_run_is_published_whole_with_its_hashes_and_plays(rep
     path = repo["path"]
     rechecked = "tictactoe_seed000_exp01"
     lock = (path / "dvc.lock").read_bytes()
-    done = run([str(VENV_BIN / "boardrl"), "publish", "tiny", "--source", str(path), "--recheck", rechecked], path)
+    # from a shell without the venv on PATH, as `.venv/bin/boardrl publish` is often run: the rerun still finds dvc
+    env = stage_env(path)
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if Path(p) != VENV_BIN)
+    done = subprocess.run([str(VENV_BIN / "boardrl"), "publish", "tiny", "--source", str(path), "--recheck",
+                           rechecked], cwd=path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert f"recheck {rechecked}: byte-equal metrics file and models" in done.stdout
     assert (path / "dvc.lock").read_bytes() == lock
