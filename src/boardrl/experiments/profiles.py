@@ -283,9 +283,12 @@ def write_params(root: Path, directory: Path, name: str) -> None:
 
 def stage_env(run: ProfileRun) -> dict[str, str]:
     """The environment of ``dvc repro``: the experiment's name for the stages' provenance (as ``dvc exp run``
-    sets it), and the run directory's ``src/`` first so the stages run the code the experiment records."""
+    sets it), the run directory's ``src/`` first so the stages run the code the experiment records, and this
+    interpreter's bin/ first on PATH so ``dvc`` is found from a shell without the venv (``boardrl publish
+    --recheck``)."""
     env = os.environ.copy()
     env["DVC_EXP_NAME"] = run.exp_name
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     src = str(run.directory.resolve() / "src")
     env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
     return env

@@ -37,10 +37,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -284,8 +282,6 @@ def recheck(root: Path, profile: str, experiment: str, source: Path | None = Non
     if not stages:
         raise PublishedError(f"{experiment!r} is not an experiment of the run in {source}")
     env = stage_env(ProfileRun(profile, source, record.get("dvc_experiment") or "", True))
-    # this interpreter's bin/ first: `.venv/bin/boardrl publish` from a shell without the venv still finds dvc
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     metrics = source / "results" / "metrics" / f"{experiment}.json"
     models = sorted(p.relative_to(source).as_posix() for p in (source / "models" / experiment).glob("seed-*/model"))
     before = {"metrics": metrics.read_bytes(), "models": {m: manifest_sha256(source / m) for m in models},
