@@ -9,6 +9,9 @@ starts the runtime; the other finds it running.  The start-up:
 - else starts a local runtime whose workers import boardrl from this source (``PYTHONPATH``); on a cluster every
   node must have the same boardrl installed (``docs/ray.md``);
 - passes the CPU pin (``boardrl/cpu_pins.py``) to every worker, so a network's outputs there equal the driver's;
+- starts a local runtime's workers at this process's priority: Ray's default (``RAY_worker_niceness``, 15)
+  starves them as soon as anything else runs here (a second stage, a test worker): ``import torch`` took 45 s in
+  a worker beside two pipeline stages and 2 s in the driver;
 - says what went wrong in one line naming the address.
 
 Why the foundation: the evaluate layer sits below learn (``tests/test_layers.py``), so the runtime cannot live in
@@ -20,6 +23,8 @@ from __future__ import annotations
 import os
 import socket
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,8 +75,9 @@ def ray_runtime(cpus: int, user: str, grow: bool = True) -> Any:
         if address:
             ray.init(address=address, log_to_driver=False, runtime_env=_runtime_env(local=False))
         else:
-            ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-                     runtime_env=_runtime_env(local=True))
+            with _worker_niceness(WORKER_NICENESS):
+                ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+                         runtime_env=_runtime_env(local=True))
     except Exception as exc:  # ConnectionError, TimeoutError, RuntimeError, ...: one line naming the address
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         where = f"join the Ray cluster at RAY_ADDRESS={address}" if address else "start a local Ray runtime"
@@ -79,6 +85,25 @@ def ray_runtime(cpus: int, user: str, grow: bool = True) -> Any:
     if not address:
         _STARTED.cpus = cpus
     return ray
+
+
+#: Ray's setting for its workers' nice value (read by the processes ``ray.init`` starts) and ours for a local
+#: runtime: the driver's priority.  A user's own value is kept.
+NICENESS_ENV = "RAY_worker_niceness"
+WORKER_NICENESS = "0"
+
+
+@contextmanager
+def _worker_niceness(value: str) -> Iterator[None]:
+    """``$RAY_worker_niceness`` set to ``value`` while a local runtime starts, unless the user set it."""
+    if NICENESS_ENV in os.environ:
+        yield
+        return
+    os.environ[NICENESS_ENV] = value
+    try:
+        yield
+    finally:
+        os.environ.pop(NICENESS_ENV, None)
 
 
 def _runtime_env(local: bool) -> dict[str, Any] | None:

@@ -180,7 +180,7 @@ def test_an_explicit_ray_address_joins_a_cluster_of_a_head_and_a_worker_node(ray
     ray_cli = str(Path(sys.executable).parent / "ray")
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = {**os.environ, "PYTHONPATH": str(SRC), "RAY_worker_niceness": "0"}  # as docs/ray.md says for nodes
     env.pop("RAY_ADDRESS", None)
     try:
         subprocess.run([ray_cli, "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false",
