@@ -223,11 +223,16 @@ def test_settings_come_from_params_yaml_and_are_trusted_only_on_the_recorded_has
     e = experiment("connect4_alphazero", "connect4", block)  # the block is read into a model: read it again
     assert settings(e, params).caveat == ""
     md = rendered(experiment_section(e.id, e, LINKS, params))
-    assert f"evaluated with {expected_sims:,} simulations per move (eval_simulations), profile" in md
+    learner = params.learner_params(e.id)
+    assert (st.rollout_weight, st.rollouts) == (learner.eval_rollout_weight, learner.eval_rollouts) == (0.5, 8)
+    assert (f"evaluated with {expected_sims:,} simulations per move (eval_simulations), each leaf valued 0.5 by the "
+            "mean of 8 random playouts and 0.5 by the network (eval_rollout_weight, eval_rollouts), profile") in md
     assert settings(experiment("nope", "connect4", block), params) == Settings(caveat="nope is not in params.yaml")
     cx = experiment("conniption_alphazero", "conniption", az_seed("conniption_alphazero", "conniption", {}))
     assert settings(cx, params).tactics is params.learner_params(cx.id).eval_tactics
-    assert settings(e, params).tactics is False  # connect4_alphazero searches with its network alone
+    assert settings(e, params).tactics is False  # connect4_alphazero's leaves: the network and playouts, no tactics
+    assert settings(cx, params).rollout_weight == 0.0 and "random playout" not in rendered(
+        experiment_section(cx.id, cx, LINKS, params))  # no playouts: nothing said of them
     md = rendered(experiment_section(cx.id, cx, LINKS, params))
     tactics_line = "with exact values at the leaves that one turn of tactics settles (eval_tactics)"
     assert (tactics_line in md) is settings(cx, params).tactics

@@ -112,6 +112,8 @@ class Settings:
     plies: tuple[int, ...] | None = None
     caveat: str = ""  # why the values may not be the evaluation's ("" when the params hash matches)
     tactics: bool = False  # leaf values exact where the game's short-tactics check settles them (eval_tactics)
+    rollout_weight: float = 0.0  # the share of a leaf's value from random playouts (eval_rollout_weight)
+    rollouts: int = 1  # random playouts per leaf when rollout_weight > 0 (eval_rollouts)
 
 
 def settings(e: Experiment, params: Params | None) -> Settings:
@@ -128,6 +130,8 @@ def settings(e: Experiment, params: Params | None) -> Settings:
     learner = spec.learner_params
     sims = getattr(learner, "eval_simulations", None)
     tactics = bool(getattr(learner, "eval_tactics", False))
+    rollout_weight = float(getattr(learner, "eval_rollout_weight", 0.0))
+    rollouts = int(getattr(learner, "eval_rollouts", 1))
     per_game = params.evaluate.per_game.get(e.game)
     plies = tuple(per_game.optimal_plies) if per_game is not None and per_game.optimal_plies else None
     recorded = {s.eval_run.params_hash if s.eval_run is not None else None for s in e.evaluated.values()}
@@ -137,7 +141,7 @@ def settings(e: Experiment, params: Params | None) -> Settings:
         caveat = ""
     else:
         caveat = "as params.yaml says now; the evaluation recorded another params hash, so it may have used another"
-    return Settings(sims, plies, caveat, tactics)
+    return Settings(sims, plies, caveat, tactics, rollout_weight, rollouts)
 
 
 def project_params(project: Path | None) -> Params | None:
@@ -221,8 +225,11 @@ def _search_text(st: Settings) -> str:
     if st.simulations is None:
         return f"simulations per move unknown ({st.caveat})"
     tactics = ", with exact values at the leaves that one turn of tactics settles (eval_tactics)" if st.tactics else ""
+    playouts = (f", each leaf valued {st.rollout_weight:g} by the mean of {st.rollouts:,} random playout"
+                f"{'s' if st.rollouts != 1 else ''} and {1 - st.rollout_weight:g} by the network (eval_rollout_weight, "
+                "eval_rollouts)") if st.rollout_weight > 0 else ""
     return (f"{st.simulations:,} simulations per move (eval_simulations" + (f"; {st.caveat})" if st.caveat else ")")
-            + tactics)
+            + playouts + tactics)
 
 
 def experiment_section(exp_id: str, e: Experiment | None, links: Links, params: Params | None) -> list[Block]:
