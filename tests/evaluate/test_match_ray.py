@@ -5,7 +5,6 @@ line before any game; a match without the setting never imports Ray."""
 from __future__ import annotations
 
 import os
-import pickle
 import subprocess
 import sys
 
@@ -16,7 +15,7 @@ from boardrl.agents import make_agent
 from boardrl.errors import BoardRLError
 from boardrl.evaluate import match
 from boardrl.evaluate.match import play_match
-from boardrl.evaluate.match_ray import BACKEND_ENV, dumps_kernels_by_reference, match_backend
+from boardrl.evaluate.match_ray import BACKEND_ENV, match_backend
 from boardrl.games import make_game
 
 TTT = make_game("tictactoe")
@@ -45,22 +44,6 @@ def test_ray_tasks_play_the_games_of_the_in_process_match(monkeypatch):
         ray.shutdown()
     assert np.array_equal(here.outcomes, on_ray.outcomes) and np.array_equal(here.lengths, on_ray.lengths)
     assert here.to_dict() == on_ray.to_dict()
-
-
-def test_kernels_travel_by_name_and_arrive_as_the_modules_own_dispatchers():
-    """A chunk's payload names each module-level numba kernel instead of carrying its code: a worker then finds
-    the module's compiled dispatcher (and its cache) rather than compiling a rebuilt copy."""
-    from boardrl.agents import mcts
-
-    agent = make_agent(TTT, "mcts:simulations=20")
-    by_value, by_name = pickle.dumps((TTT, agent)), dumps_kernels_by_reference((TTT, agent))
-    assert len(by_name) * 10 < len(by_value)  # 466 against 24,794 bytes today
-    game, copy = pickle.loads(by_name)
-    assert copy._kernel[:3] == (mcts.ttt_facts, mcts.ttt_step, mcts.ttt_rollout)  # the very objects, by identity
-    assert all(a is b for a, b in zip(copy._kernel[:3], agent._kernel[:3]))
-    rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)
-    state = game.initial_state()
-    assert [copy.act(state, rng_a) for _ in range(5)] == [agent.act(state, rng_b) for _ in range(5)]
 
 
 def test_an_unknown_backend_is_one_line_before_any_game(monkeypatch):

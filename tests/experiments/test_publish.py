@@ -26,6 +26,7 @@ import yaml
 from boardrl.config import parse_params
 from boardrl.errors import BoardRLError
 from boardrl.paths import ExperimentPaths
+from boardrl.experiments.profiles import effective_params
 from boardrl.experiments.publish import Publication, PublishError, publish_all, recover
 from helpers import clear_tracking_env
 
@@ -347,3 +348,17 @@ def test_curve_publication_failing_at_any_rename_keeps_the_old_curves(project, m
         with pytest.raises(BoardRLError, match=f"^curve: ttt: .*Permission denied; {NOTHING}$"):
             run_curve(parse_params(data).spec(EXP), project, verbose=False)
     assert tree(curves.parent) == before
+
+
+def test_the_full_profile_still_gives_the_published_runs_settings():
+    """Every experiment, sweep and evaluation setting of params.yaml + profiles/full.yaml is the published full
+    run's (published/full/params.yaml), up to params spelled out at their defaults: an edit to the default
+    profile that the overlay does not pin would make `make repro PROFILE=full` retrain or replay what was
+    published under other settings, and its recheck would fail."""
+    published = parse_params(yaml.safe_load((ROOT / "published" / "full" / "params.yaml").read_text()))
+    now = parse_params(effective_params(ROOT, "full"))
+    assert list(now.experiments) == list(published.experiments)
+    for exp_id in published.experiments:
+        assert now.spec(exp_id) == published.spec(exp_id), exp_id
+        assert now.learner_params(exp_id) == published.learner_params(exp_id), exp_id
+    assert now.sweeps == published.sweeps and now.tournaments == published.tournaments

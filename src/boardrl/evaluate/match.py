@@ -38,6 +38,7 @@ import numpy as np
 from tqdm import tqdm
 
 from boardrl.agents.base import Agent
+from boardrl.evaluate.match_payload import dumps_match_payload, load_match_payload
 from boardrl.evaluate.match_ray import match_backend, ray_chunks
 from boardrl.evaluate.stats import SeatStats
 from boardrl.errors import BoardRLError
@@ -239,19 +240,13 @@ def _run_chunk(game: Game, agents: tuple[Agent, Agent], chunk: _Chunk, start_row
     return chunk.lo, outcomes, lengths
 
 
-# Worker-process globals, set once per worker by the pool initializer (agents are pickled once, not per task).
+# Worker-process globals, set once per worker by the pool initializer (agents are loaded once, not per task).
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(game: Game, agents: tuple[Agent, Agent], start_rows: np.ndarray, threads: int | None) -> None:
-    """Give each worker the parent's torch threads (unpickling a network agent has imported torch by now).
-
-    Why the parent's count and not the cores per worker: the count is part of what a network's play computes
-    (learn/core/device.py ``resolved_threads``), so a match must give the same games whatever ``processes`` is.
-    """
-    if threads is not None and "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(threads)
-    _WORKER.update(game=game, agents=agents, start_rows=start_rows)
+def _init_worker(payload: bytes) -> None:
+    """Load the match's payload (``evaluate/match_payload.py``: kernels by name, the parent's torch threads)."""
+    _WORKER["game"], _WORKER["agents"], _WORKER["start_rows"] = load_match_payload(payload)
 
 
 def _worker_chunk(chunk: _Chunk):
@@ -318,7 +313,7 @@ def play_match(
                          bar)
             else:
                 with mp.get_context("spawn").Pool(workers, initializer=_init_worker,
-                                                  initargs=(game, agents, start_rows, threads)) as pool:
+                                                  initargs=(dumps_match_payload(game, agents, start_rows, threads),)) as pool:
                     _collect(pool.imap_unordered(_worker_chunk, rest), outcomes, lengths, bar)
     return MatchResult(agent_a.name, agent_b.name, int(seed), seats, a_player, outcomes, lengths, start_index)
 

@@ -11,15 +11,12 @@ then.
 
 from __future__ import annotations
 
-import importlib
-import io
 import os
-import pickle
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from boardrl.errors import BoardRLError
+from boardrl.evaluate.match_payload import dumps_match_payload, load_match_payload
 from boardrl.ray_runtime import ray_runtime
 
 #: Environment variable choosing where a match's pooled chunks run: worker processes here, or Ray tasks.
@@ -35,45 +32,9 @@ def match_backend(environ: Mapping[str, str] = os.environ) -> str:
     return raw
 
 
-class _KernelsByName(pickle.Pickler):
-    """A pickler that writes a numba kernel as the module attribute it is, not as its Python source.
-
-    Why: numba pickles a dispatcher by value (its function's code and globals); the copy a worker rebuilds is a
-    new dispatcher outside the kernel cache, so every Ray worker compiled the game's and the agents' kernels
-    again: 10 to 40 s a worker, longer than most chunks.  By name, the worker imports the module and finds the
-    dispatcher that module defines, with its cached machine code.  A dispatcher that is not its module's
-    attribute (a kernel made at run time) still goes by value."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        py_func = getattr(obj, "py_func", None)
-        if py_func is None or not hasattr(obj, "overloads"):  # not a numba dispatcher
-            return NotImplemented
-        module, name = py_func.__module__, py_func.__qualname__
-        if "." in name or getattr(sys.modules.get(module), name, None) is not obj:
-            return NotImplemented
-        return _module_attribute, (module, name)
-
-
-def _module_attribute(module: str, name: str) -> Any:
-    """``module.name``, importing the module: the other half of ``_KernelsByName``."""
-    return getattr(importlib.import_module(module), name)
-
-
-def dumps_kernels_by_reference(obj: Any) -> bytes:
-    """``pickle.dumps(obj)``, with every numba kernel that is a module attribute written by its name."""
-    buffer = io.BytesIO()
-    _KernelsByName(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-    return buffer.getvalue()
-
-
-def _play_chunk(shared: bytes, chunk: Any) -> Any:
-    """In a Ray worker: the parent's torch threads (a network's outputs depend on them), then the chunk.
-
-    ``shared`` is pickled by hand: arrays that Ray's object store hands out zero-copy are read-only, and the
-    game kernels (numba) are compiled for writable ones."""
-    game, agents, start_rows, threads, run_chunk = pickle.loads(shared)
-    if threads is not None and "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(threads)
+def _play_chunk(payload: bytes, run_chunk: Callable[..., Any], chunk: Any) -> Any:
+    """In a Ray worker: the match's payload (``evaluate/match_payload.py``), then the chunk."""
+    game, agents, start_rows = load_match_payload(payload)
     return run_chunk(game, agents, chunk, start_rows)
 
 
@@ -82,9 +43,9 @@ def ray_chunks(game: Any, agents: tuple[Any, Any], chunks: list[Any], start_rows
     """Each chunk's ``run_chunk(game, agents, chunk, start_rows)`` (first game, outcomes, lengths), in the order
     they finish, from one Ray task per chunk."""
     ray = ray_runtime(cpus, f"${BACKEND_ENV}=ray", grow=False)
-    shared = ray.put(dumps_kernels_by_reference((game, agents, start_rows, threads, run_chunk)))
+    shared = ray.put(dumps_match_payload(game, agents, start_rows, threads))
     play = ray.remote(num_cpus=1)(_play_chunk)
-    pending = [play.remote(shared, chunk) for chunk in chunks]
+    pending = [play.remote(shared, run_chunk, chunk) for chunk in chunks]
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
         yield ray.get(done[0])
