@@ -362,3 +362,4 @@ def test_the_full_profile_still_gives_the_published_runs_settings():
         assert now.spec(exp_id) == published.spec(exp_id), exp_id
         assert now.learner_params(exp_id) == published.learner_params(exp_id), exp_id
     assert now.sweeps == published.sweeps and now.tournaments == published.tournaments
+    assert now.evaluate == published.evaluate and now.train == published.train
