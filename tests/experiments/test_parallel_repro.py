@@ -273,31 +273,3 @@ def test_a_first_run_orders_by_the_committed_seconds_and_this_machines_own_win(t
 
     shipped = _seconds_in(Path(__file__).resolve().parents[2].joinpath(*PRIOR_SECONDS_FILE))
     assert shipped["train@connect4_alphazero"] > 60  # the committed prior holds the real run's seconds
-
-
-def test_a_torch_team_shares_the_cores_with_one_single_core_stage_and_never_with_another_team():
-    """A torch stage of two threads waits passively (its threads sleep at a barrier), so one one-core stage runs
-    beside it; two teams, or a team beside two one-core stages, would oversubscribe the cores."""
-    names = ("team1", "team2", "t1", "t2", "big")
-    graph = StageGraph(names, {n: frozenset() for n in names})
-    seconds = {"team1": 100.0, "team2": 90.0, "t1": 2.0, "t2": 1.0, "big": 0.5}
-    schedule = Schedule(graph, set(names), seconds=seconds, cores={"team1": 2, "team2": 2, "big": 2},
-                        teams=frozenset({"team1", "team2"}))
-    assert schedule.claim("team1", 2) == 1 and schedule.claim("big", 2) == 2 and schedule.claim("t1", 2) == 1
-    assert schedule.to_start(2, []) == ["team1", "t1"]  # the second team waits; a one-core stage fills the core
-    schedule.started |= {"team1", "t1"}
-    assert schedule.to_start(2, ["team1"]) == ["t2"]  # t1 finished: the next one-core stage, not team2
-    schedule.started.add("t2")
-    assert schedule.to_start(2, ["t2"]) == ["team2"]  # team1 finished: team2 beside the running t2
-    schedule.started.add("team2")
-    assert schedule.to_start(2, ["team2", "t2"]) == []  # big keeps every core busy: it waits for both
-
-
-def test_only_a_teams_stage_is_told_to_wait_passively():
-    from boardrl.experiments.parallel_repro import TEAM_ENV, stage_env, torch_teams
-
-    teams = torch_teams({"train@a": 2, "evaluate@a": 2, "train@b": 1, "referee": 2, "sweep@s": 2})
-    assert teams == {"train@a", "evaluate@a"}  # the referee, sweeps and tournaments run alone instead
-    assert stage_env("train@a", {"PATH": "/bin"}, teams) == {"PATH": "/bin", **TEAM_ENV}
-    assert stage_env("train@b", {"PATH": "/bin"}, teams) == {"PATH": "/bin"}
-    assert stage_env("train@a", {"OMP_WAIT_POLICY": "ACTIVE"}, teams) == {"OMP_WAIT_POLICY": "ACTIVE"}  # the user's

@@ -9,12 +9,8 @@ stage's command runs, its read/write locks on the stage's dependencies and outpu
 decides *when* to start each stage; DVC still decides whether a stage is out of date, runs it, caches its outputs
 and writes ``dvc.lock``.  A stage starts once every stage it depends on (DVC's own graph) has finished.
 
-Which stages share the cores: one-core stages run side by side, and a stage that keeps every core busy (the
-referee, sweeps, tournaments) runs alone (``stage_cores``).  A torch stage of several threads (a "team":
-AlphaZero's training and play) runs with ``OMP_WAIT_POLICY=PASSIVE``, so its threads sleep instead of spinning
-while they wait for each other, and then one one-core stage may run beside it, never a second team
-(``Schedule.claim``).  Measured on the 2-core machine: a one-core match ran at its full speed beside a two-thread
-AlphaZero search, which slowed by about a quarter; side by side with spinning threads, both slowed.  What runs: the stages ``dvc status`` reports
+Which stages share the cores: one-core stages run side by side, and a stage that keeps every core busy (torch's
+training and play, the referee) runs alone (``stage_cores``).  What runs: the stages ``dvc status`` reports
 changed, and everything downstream of them.  A downstream stage whose inputs came out unchanged is skipped, as
 ``dvc repro`` skips it, but without starting a DVC process for it: once its upstream stages have finished, one
 ``dvc status`` over all such stages that are ready says which are up to date (``up_to_date``).  Why: after any
@@ -57,9 +53,6 @@ SECONDS_FILE = (".dvc", "tmp", "stage-seconds.json")
 PRIOR_SECONDS_FILE = ("pipeline", "stage-seconds.json")  # committed: a whole default run's, for a first run
 JOBS_ENV = "BOARDRL_REPRO_JOBS"  # stages side by side; default: the cores this process may use
 LOG_TAIL_LINES = 25
-TORCH_STAGES = ("train", "curve", "evaluate")  # the stages of an experiment that run its learner's torch code
-#: What a team's stage gets in its environment (unless the caller set it): OpenMP threads that sleep while they wait.
-TEAM_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 @dataclass(frozen=True)
@@ -130,7 +123,6 @@ class Schedule:
     to_run: set[str]
     seconds: Mapping[str, float] = field(default_factory=dict)
     cores: Mapping[str, int] = field(default_factory=dict)  # cores a stage keeps busy (default 1)
-    teams: frozenset[str] = frozenset()  # torch stages of several threads that wait passively (``torch_teams``)
     done: set[str] = field(default_factory=set)
     started: set[str] = field(default_factory=set)
 
@@ -144,26 +136,15 @@ class Schedule:
     def finished(self) -> bool:
         return self.done >= self.to_run
 
-    def claim(self, name: str, jobs: int) -> int:
-        """The cores ``name`` counts against ``jobs``: those it keeps busy, but a team one fewer, since its threads
-        sleep while they wait and leave that core's share to a one-core stage beside it."""
-        cores = min(self.cores.get(name, 1), jobs)
-        return max(1, cores - 1) if name in self.teams else cores
-
     def to_start(self, jobs: int, running: list[str]) -> list[str]:
-        """The ready stages that fit beside the running ones in ``jobs`` cores (one stage always may run), with at
-        most one team at a time: two would fight over the cores at every one of their barriers."""
-        free = jobs - sum(self.claim(n, jobs) for n in running)
-        team = any(n in self.teams for n in running)
+        """The ready stages that fit beside the running ones in ``jobs`` cores (one stage always may run)."""
+        free = jobs - sum(self.cores.get(n, 1) for n in running)
         out = []
         for name in self.ready():
-            if name in self.teams and team:
-                continue
-            need = self.claim(name, jobs)
+            need = min(self.cores.get(name, 1), jobs)
             if need <= free or not (running or out):
                 out.append(name)
                 free -= need
-                team = team or name in self.teams
         return out
 
 
@@ -174,9 +155,10 @@ def stage_cores(root: Path, jobs: int) -> dict[str, int]:
 
     Why: torch's OpenMP threads spin while they wait for each other, so a stage of two threads that shares the
     cores with anything runs many times slower (measured: a small conv net's training took 25 times as long with
-    a second copy beside it).  Such a stage claims its threads; with passive waiting it leaves one of them to a
-    one-core stage (``torch_teams``, ``Schedule.claim``).  A one-thread torch stage has no team to wait for and
-    pairs like any other (Connect 4's DQN trained in 117 s beside a busy core, 97 s alone).
+    a second copy beside it).  Such a stage runs alone.  Threads that sleep while they wait
+    (``OMP_WAIT_POLICY=PASSIVE``) do not make sharing pay: beside one one-core stage, ``train@connect4_alphazero``
+    took 869 s instead of 477 (2026-12-01), about one core's worth.  A one-thread torch stage has no team to wait
+    for and pairs like any other (Connect 4's DQN trained in 117 s beside a busy core, 97 s alone).
     """
     from boardrl.config import load_params
     from boardrl.learn import stage_threads
@@ -190,14 +172,8 @@ def stage_cores(root: Path, jobs: int) -> dict[str, int]:
     for exp_id, e in params.experiments.items():
         threads = stage_threads(e.learner, params.learner_params(exp_id))  # the param, the environment, the learner
         if threads is not None:
-            cores.update({f"{stage}@{exp_id}": threads for stage in TORCH_STAGES})
+            cores.update({f"{stage}@{exp_id}": threads for stage in ("train", "curve", "evaluate")})
     return cores
-
-
-def torch_teams(cores: Mapping[str, int]) -> frozenset[str]:
-    """The torch stages (an experiment's train, curve and evaluate) of several threads, out of ``stage_cores``."""
-    kinds = {f"{stage}@" for stage in TORCH_STAGES}
-    return frozenset(n for n, c in cores.items() if c > 1 and n[:n.find("@") + 1] in kinds)
 
 
 def default_jobs() -> int:
@@ -273,17 +249,11 @@ def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
 Launcher = Callable[[str, Path], subprocess.Popen]
 
 
-def stage_env(name: str, env: Mapping[str, str], teams: frozenset[str]) -> dict[str, str]:
-    """``env`` for stage ``name``: a team's gets ``TEAM_ENV`` where ``env`` does not say otherwise.  The wait
-    policy changes when a thread sleeps, never what it computes, so no output depends on it."""
-    return {**TEAM_ENV, **env} if name in teams else dict(env)
-
-
-def _launcher(root: Path, env: Mapping[str, str], teams: frozenset[str] = frozenset()) -> Launcher:
+def _launcher(root: Path, env: Mapping[str, str]) -> Launcher:
     def launch(name: str, log: Path) -> subprocess.Popen:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "wb") as out:  # the child keeps its own descriptor
-            return subprocess.Popen(stage_command(name), cwd=root, env=stage_env(name, env, teams), stdout=out,
+            return subprocess.Popen(stage_command(name), cwd=root, env=dict(env), stdout=out,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     return launch
 
@@ -390,8 +360,7 @@ def parallel_repro(root: Path, env: Mapping[str, str] | None = None, jobs: int |
     graph = graph or load_graph(root)
     changed = changed_stages(root, env)
     to_run = graph.downstream_closure(changed)
-    cores = stage_cores(root, jobs)
-    schedule = Schedule(graph, to_run, _read_seconds(root), cores, torch_teams(cores))
+    schedule = Schedule(graph, to_run, _read_seconds(root), stage_cores(root, jobs))
     print(f"repro: {len(to_run)} of {len(graph.order)} stages to check, {jobs} at a time (logs: "
           f"{Path(*LOG_DIR)}/)", file=sys.stderr, flush=True)
     with tqdm(total=len(to_run), desc="stages", unit="stage", file=sys.stderr, dynamic_ncols=True) as bar:
@@ -403,7 +372,7 @@ def parallel_repro(root: Path, env: Mapping[str, str] | None = None, jobs: int |
         def progress(running: list[str]) -> None:
             bar.set_postfix_str(", ".join(running), refresh=True)
 
-        status = run_stages(root, schedule, jobs, _launcher(root, env, schedule.teams), say, progress,
+        status = run_stages(root, schedule, jobs, _launcher(root, env), say, progress,
                             unchanged=up_to_date(root, env), known_changed=frozenset(changed))
     if status != 0:
         return status
