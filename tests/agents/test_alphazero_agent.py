@@ -74,8 +74,10 @@ def test_network_evaluator_under_inference_mode_gives_the_same_bits_as_no_grad()
     rows = positions(12)
     legal = TTT.legal_mask_batch(rows)
     priors, values = NetworkEvaluator(TTT, agent.network).evaluate(rows, legal, np.random.default_rng(0))
+    padded = np.concatenate([rows, rows[:1].repeat(4, axis=0)])  # the evaluator's padding to 16 rows (PAD_ROWS)
     with torch.no_grad():
-        logits, value = agent.network.eval()(torch.from_numpy(TTT.encode_batch(rows)))
+        logits, value = agent.network.eval()(torch.from_numpy(TTT.encode_batch(padded)))
+        logits, value = logits[:12], value[:12]
         expected = torch.softmax(logits.masked_fill(~torch.from_numpy(legal), float("-inf")).float(), dim=1)
     assert np.array_equal(priors, expected.numpy()) and np.array_equal(values, value.float().numpy())
 

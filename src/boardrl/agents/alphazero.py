@@ -32,6 +32,7 @@ import torch
 
 from boardrl.agents.gumbel import GumbelSettings, gumbel_search
 from boardrl.agents.network import NetworkAgent
+from boardrl.agents.output_cache import DEFAULT_ENTRIES
 from boardrl.agents.puct import (MixedEvaluator, NetworkEvaluator, RolloutEvaluator, SearchSettings, most_visited,
                                  search, with_tactics)
 from boardrl.errors import BoardRLError
@@ -63,8 +64,8 @@ class AlphaZeroAgent(NetworkAgent):
         self.network.eval()
         self.settings_search = replace(settings, noise=0.0)
         self.rollout_weight, self.rollouts, self.tactics = float(rollout_weight), int(rollouts), bool(tactics)
-        mixed = MixedEvaluator(NetworkEvaluator(game, self.network, self.device),
-                               RolloutEvaluator(game, self.rollouts), self.rollout_weight)
+        network_evaluator = NetworkEvaluator(game, self.network, self.device, cache_entries=DEFAULT_ENTRIES)
+        mixed = MixedEvaluator(network_evaluator, RolloutEvaluator(game, self.rollouts), self.rollout_weight)
         self.evaluator = with_tactics(game, mixed, self.tactics)
         if method not in METHODS:
             raise BoardRLError(f"{name}: unknown search {method!r}; choices: {', '.join(METHODS)}")

@@ -42,8 +42,13 @@ import numpy as np
 from numba import njit
 
 from boardrl.agents.base import Agent
+from boardrl.agents.output_cache import OutputCache, parameter_versions
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
+
+#: Network batches are padded to a multiple of this many rows: a position's outputs are then bit-equal whatever
+#: batch it came in (``learn/alphazero_selfplay.py`` has the measurement).
+PAD_ROWS = 8
 
 FREE, PENDING = -1, -2  # child[b, node, a]: not expanded / being expanded in this wave
 
@@ -98,18 +103,44 @@ def playout_results(game: Game, rows: np.ndarray, rng: np.random.Generator) -> n
 
 
 class NetworkEvaluator:
-    """A policy/value network (``head: policy_value``): softmax of the legal logits and the tanh value."""
+    """A policy/value network (``head: policy_value``): softmax of the legal logits and the tanh value.
 
-    def __init__(self, game: Game, network: Any, device: Any = "cpu", pad_rows: int = 1) -> None:
+    Every batch goes to the network padded to a multiple of ``pad_rows`` rows (copies of the first row): with
+    ``PAD_ROWS`` a position's outputs are bit-equal whatever batch it came in (``learn/alphazero_selfplay.py``).
+    ``cache_entries`` > 0 remembers outputs by position (``output_cache.py``); it needs that padding, since only
+    then is a remembered output the one a new forward pass would give.
+    """
+
+    def __init__(self, game: Game, network: Any, device: Any = "cpu", pad_rows: int = PAD_ROWS,
+                 cache_entries: int = 0) -> None:
         import torch
 
         self.game, self.network, self.device = game, network, torch.device(device)
-        self.pad_rows = int(pad_rows)  # the batch goes to the network padded to a multiple of this (see evaluate)
+        self.pad_rows = int(pad_rows)
+        if cache_entries and self.pad_rows % PAD_ROWS:
+            raise BoardRLError(f"a network output cache needs batches padded to a multiple of {PAD_ROWS} rows, "
+                               f"got {self.pad_rows}")
+        self.cache = OutputCache(game.num_actions, cache_entries) if cache_entries else None
         self.calls = 0  # forward passes, for throughput figures
-        self.positions = 0
+        self.positions = 0  # positions the network evaluated (cache hits not counted)
 
     def evaluate(self, states: np.ndarray, legal: np.ndarray,
                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        if self.cache is None:
+            return self._forward(states, legal)
+        keys, slots, fresh = self.cache.lookup(states, parameter_versions(self.network))
+        priors = np.empty((len(states), self.game.num_actions), np.float32)
+        values = np.empty(len(states), np.float32)
+        hit = slots >= 0
+        priors[hit], values[hit] = self.cache.outputs(slots[hit])  # before ``store``, which may start over
+        if len(fresh):
+            new_priors, new_values = self._forward(states[fresh], legal[fresh])
+            miss = ~hit
+            priors[miss], values[miss] = new_priors[-1 - slots[miss]], new_values[-1 - slots[miss]]
+            self.cache.store(keys, fresh, new_priors, new_values)
+        return priors, values
+
+    def _forward(self, states: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         import torch
 
         x = torch.from_numpy(self.game.encode_batch(states)).to(self.device)
@@ -128,7 +159,7 @@ class NetworkEvaluator:
             self.network.train(was_training)
         self.calls += 1
         self.positions += len(states)
-        return priors.cpu().numpy(), value.float().cpu().numpy()
+        return priors.cpu().numpy(), value.float().cpu().numpy().reshape(-1)
 
 
 class MixedEvaluator:

@@ -24,6 +24,9 @@ position's outputs were bit-equal whatever batch it came in (random subsets and 
 networks): MKL's row kernels then never take their remainder path.  The padding costs at most 7 rows a call.
 tests/learn/test_selfplay_ray.py checks it with the real networks; a connect4 ``alphazero`` tower trained for
 8 games (two learning phases, playout caps) came out with bit-identical weights in-process and in 1 and 2 actors.
+The same padding is what lets a self-play batch remember the network's outputs by position
+(``agents/output_cache.py``): a remembered output is the one a new forward pass would give, so the records do not
+change, and half of a Connect 4 batch's positions are not evaluated again.
 """
 
 from __future__ import annotations
@@ -34,14 +37,13 @@ from typing import Any
 import numpy as np
 
 from boardrl.agents.gumbel import GumbelSettings, gumbel_search
-from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, moves_from_uniforms, search, step_rows,
-                                 visit_policy, with_tactics)
+from boardrl.agents.output_cache import DEFAULT_ENTRIES
+from boardrl.agents.puct import (NetworkEvaluator, SearchSettings, moves_from_uniforms, search, step_rows, visit_policy,
+                                 with_tactics)
 from boardrl.games.base import Game
 from boardrl.learn.alphazero_params import AlphaZeroParams
 from boardrl.learn.core.league import League
 
-#: Network batches are padded to a multiple of this many rows (module docstring).
-PAD_ROWS = 8
 #: First spawn-key word of the self-play streams (any constant no other stream of a run uses).
 SELFPLAY_KEY = 0x5E1F
 
@@ -102,7 +104,8 @@ class SelfPlayer:
     def play(self, seed: int, first_game: int, n: int, clock: dict[str, float] | None = None) -> Records:
         """Play games first_game .. first_game + n - 1 side by side to the end; their records."""
         game, p = self.game, self.p
-        evaluator = with_tactics(game, NetworkEvaluator(game, self.network, self.device, PAD_ROWS), p.tactics)
+        network = NetworkEvaluator(game, self.network, self.device, cache_entries=DEFAULT_ENTRIES)  # padded
+        evaluator = with_tactics(game, network, p.tactics)
         rngs = [game_rng(seed, first_game + i) for i in range(n)]
         states = np.repeat(np.asarray(game.initial_state(), dtype=np.int64)[None], n, axis=0)
         opponent_seat, _ = self.league.seats(first_game, n, np.random.default_rng(0))  # members: drawn below
