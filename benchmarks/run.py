@@ -71,6 +71,9 @@ TARGETS: dict[str, tuple[str, float]] = {
     "alphazero.connect4_puct_2t_simulations_per_s": (">=", 18_500.0),
     "alphazero.connect4_gumbel_1t_simulations_per_s": (">=", 10_000.0),
     "alphazero.connect4_gumbel_2t_simulations_per_s": (">=", 18_500.0),
+    # A remembered network output must be the new forward pass's bits (agents/output_cache.py).
+    "output_cache.selfplay_records_equal": (">=", 1.0),
+    "output_cache.maxmin_outcomes_equal": (">=", 1.0),
 }
 #: AlphaZero search figures: reported without a target (issue 10 asks for them, not for a threshold), as are the
 #: rollout agent's ``mcts.<game>_simulations_per_s``.
@@ -438,6 +441,97 @@ def bench_search_methods(repeats: int) -> dict[str, float]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------- output cache
+OUTPUT_CACHE_KEYS = ("output_cache.selfplay_speedup", "output_cache.selfplay_hit_rate",
+                     "output_cache.selfplay_records_equal", "output_cache.maxmin_speedup", "output_cache.maxmin_hit_rate",
+                     "output_cache.maxmin_outcomes_equal", "output_cache.trained_model")
+
+
+def bench_output_cache(repeats: int) -> dict[str, float]:
+    """The network's outputs remembered by position (agents/output_cache.py), with and without, on the
+    ``connect4_alphazero`` model ``make repro`` trained (untrained weights when there is none, with
+    ``trained_model`` 0: how often positions repeat depends on the policy): one self-play batch of 256 whole games
+    with the experiment's params, and 20 games as first player against ``maxmin`` with the model's own search.
+    Speed-ups are ratios of medians of up to 3 runs after a warm-up; ``*_equal`` is 1 when the records (or the
+    games' results) with the cache are those without it, bit for bit; a hit rate is the share of lookups answered
+    from the cache."""
+    import boardrl.agents.alphazero as az
+    import boardrl.agents.puct as puct
+    import boardrl.learn.alphazero_selfplay as selfplay
+    from boardrl.agents import make_agent
+    from boardrl.config import load_params
+    from boardrl.evaluate.match import play_match
+    from boardrl.games import make_game
+    from boardrl.learn.core.device import torch_threads
+    from boardrl.learn.core.league import League
+
+    params = load_params(HERE.parent / "params.yaml").learner_params("connect4_alphazero")
+    game = make_game("connect4")
+    torch_threads(params.threads)
+    agent, trained = _connect4_alphazero(game, params)
+    player = selfplay.SelfPlayer(game, params, agent.network, "cpu",
+                                 League(game, params.opponents, params.opponent_share, "alphazero"))
+    maxmin = make_agent(game, "maxmin")
+    made: list = []
+
+    class Counted(puct.NetworkEvaluator):  # every evaluator made, for its cache's counters
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    runs = {"selfplay": lambda: player.play(0, 0, 256),
+            "maxmin": lambda: play_match(game, agent.with_search(), maxmin, 20, seats="a_first", seed=5).outcomes}
+    out: dict[str, float] = {"output_cache.trained_model": float(trained)}
+    entries, classes = selfplay.DEFAULT_ENTRIES, (selfplay.NetworkEvaluator, az.NetworkEvaluator)
+    selfplay.NetworkEvaluator = az.NetworkEvaluator = Counted
+    try:
+        for name, run in runs.items():
+            seconds: dict[int, list[float]] = {0: [], entries: []}
+            results: dict[int, object] = {}
+            for r in range(max(1, min(repeats, 3)) + 1):  # run 0 warms up numba and torch
+                for size in (0, entries):
+                    selfplay.DEFAULT_ENTRIES = az.DEFAULT_ENTRIES = size
+                    made.clear()
+                    t = time.perf_counter()
+                    results[size] = run()
+                    if r:
+                        seconds[size].append(time.perf_counter() - t)
+            caches = [e.cache for e in made if e.cache is not None]
+            out[f"output_cache.{name}_speedup"] = statistics.median(seconds[0]) / statistics.median(seconds[entries])
+            out[f"output_cache.{name}_hit_rate"] = sum(c.hits for c in caches) / max(sum(c.lookups for c in caches), 1)
+            same = (_same_records(results[0], results[entries]) if name == "selfplay"
+                    else np.array_equal(results[0], results[entries]))
+            out[f"output_cache.{name}_{'records' if name == 'selfplay' else 'outcomes'}_equal"] = float(same)
+    finally:
+        selfplay.DEFAULT_ENTRIES = az.DEFAULT_ENTRIES = entries
+        selfplay.NetworkEvaluator, az.NetworkEvaluator = classes
+    return out
+
+
+def _connect4_alphazero(game, params) -> tuple[object, bool]:
+    """The pipeline's trained ``connect4_alphazero`` agent, or one with the same network untrained."""
+    from boardrl.agents import make_agent
+    from boardrl.agents.models import model_dir
+
+    if (model_dir("model:connect4_alphazero", HERE.parent) / "agent.json").is_file():
+        return make_agent(game, "model:connect4_alphazero"), True
+    import torch
+
+    from boardrl.agents.alphazero import AlphaZeroAgent
+    from boardrl.agents.puct import SearchSettings
+    from boardrl.nn import build_network, network_preset
+
+    torch.manual_seed(0)
+    config = network_preset(params.network, game.encoding_shape)
+    network = build_network(config, game.encoding_shape, game.num_actions)
+    return AlphaZeroAgent(game, network, config, SearchSettings(simulations=params.eval_simulations)), False
+
+
+def _same_records(a, b) -> bool:
+    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("rows", "pi", "game", "mover", "q", "ply",
+                                                                      "results"))
+
+
 # ---------------------------------------------------------------------------------------------- self-play on Ray
 SELFPLAY_RAY_KEYS = ("selfplay_ray.in_process_games_per_s", "selfplay_ray.actors_1_games_per_s",
                      "selfplay_ray.actors_2_games_per_s", "selfplay_ray.startup_s", "selfplay_ray.actors_2_start_s")
@@ -561,6 +655,7 @@ def all_benches() -> list[Bench]:
         benches.append(Bench((f"mcts.{g}_simulations_per_s",), lambda r, g=g: bench_mcts(g, r)))
     benches.append(Bench(ALPHAZERO_KEYS, bench_alphazero))
     benches.append(Bench(SEARCH_KEYS, bench_search_methods))
+    benches.append(Bench(OUTPUT_CACHE_KEYS, bench_output_cache))
     benches.append(Bench(SELFPLAY_RAY_KEYS, bench_selfplay_ray))
     benches.append(Bench(WEB_REFEREE_KEYS, bench_web_referee))
     benches.append(Bench(("pipeline.tiny_profile_s",), bench_tiny_profile))

@@ -75,8 +75,9 @@ def ray_runtime(cpus: int, user: str, grow: bool = True) -> Any:
         if address:
             ray.init(address=address, log_to_driver=False, runtime_env=_runtime_env(local=False))
         else:
-            with _worker_niceness(WORKER_NICENESS):
-                ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+            with _worker_niceness(WORKER_NICENESS):  # "local": a new runtime even where a cluster runs on this
+                # machine (``ray start --head``), which ray.init would join otherwise and refuse ``num_cpus`` for
+                ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
                          runtime_env=_runtime_env(local=True))
     except Exception as exc:  # ConnectionError, TimeoutError, RuntimeError, ...: one line naming the address
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -17,7 +17,7 @@ from boardrl.agents.alphazero import AlphaZeroAgent
 from boardrl.agents.learned import ModelError
 from boardrl.agents.models import load_model_agent
 from boardrl.agents.network import NetworkAgent
-from boardrl.agents.puct import (MixedEvaluator, NetworkEvaluator, RolloutEvaluator, SearchSettings,
+from boardrl.agents.puct import (MIN_ROWS, MixedEvaluator, NetworkEvaluator, RolloutEvaluator, SearchSettings,
                                  TacticalEvaluator, most_visited, search)
 from boardrl.errors import BoardRLError
 from boardrl.games import make_game
@@ -74,7 +74,7 @@ def test_network_evaluator_under_inference_mode_gives_the_same_bits_as_no_grad()
     rows = positions(12)
     legal = TTT.legal_mask_batch(rows)
     priors, values = NetworkEvaluator(TTT, agent.network).evaluate(rows, legal, np.random.default_rng(0))
-    padded = np.concatenate([rows, rows[:1].repeat(4, axis=0)])  # the evaluator's padding to 16 rows (PAD_ROWS)
+    padded = np.concatenate([rows, rows[:1].repeat(MIN_ROWS - 12, axis=0)])  # the evaluator's padding
     with torch.no_grad():
         logits, value = agent.network.eval()(torch.from_numpy(TTT.encode_batch(padded)))
         logits, value = logits[:12], value[:12]

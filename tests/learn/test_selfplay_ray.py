@@ -11,9 +11,11 @@ the same model after a short training, the actors import the clone's boardrl, an
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -182,12 +184,15 @@ def test_an_explicit_ray_address_joins_a_cluster_of_a_head_and_a_worker_node(ray
     address = f"127.0.0.1:{port}"
     env = {**os.environ, "PYTHONPATH": str(SRC), "RAY_worker_niceness": "0"}  # as docs/ray.md says for nodes
     env.pop("RAY_ADDRESS", None)
+    temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's sockets live below it
     try:
         subprocess.run([ray_cli, "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false",
-                        "--disable-usage-stats"], check=True, env=env, timeout=120, capture_output=True)
+                        "--disable-usage-stats", f"--temp-dir={temp_dir}"], check=True, env=env, timeout=120,
+                       capture_output=True)
         # the second node starts while the learner joins the head: its second actor waits for the node's CPU
-        node = subprocess.Popen([ray_cli, "start", f"--address={address}", "--num-cpus=1", "--disable-usage-stats"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        node = subprocess.Popen([ray_cli, "start", f"--address={address}", "--num-cpus=1", "--disable-usage-stats",
+                                 f"--temp-dir={temp_dir}"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
         monkeypatch.setenv("RAY_ADDRESS", address)
         learner = setup_learner(workers=2)
         assert node.wait(timeout=120) == 0
@@ -199,4 +204,19 @@ def test_an_explicit_ray_address_joins_a_cluster_of_a_head_and_a_worker_node(ray
             learner.close()
             ray_local.shutdown()
     finally:
-        subprocess.run([ray_cli, "stop", "--force"], env=env, timeout=120, capture_output=True)
+        _stop_cluster(temp_dir)
+
+
+def _stop_cluster(temp_dir: str) -> None:
+    """Kill this test's cluster alone: the processes whose command line names its temp dir.  ``ray stop`` would
+    also kill the local runtime that another module's tests run beside this one (pytest-xdist)."""
+    import psutil
+
+    procs = [p for p in psutil.process_iter(["cmdline"]) if temp_dir in " ".join(p.info["cmdline"] or ())]
+    for proc in procs:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(procs, timeout=30)
+    shutil.rmtree(temp_dir, ignore_errors=True)

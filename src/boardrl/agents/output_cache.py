@@ -2,12 +2,12 @@
 
 Why: a search of hundreds of simulations a move revisits most of the positions that the previous move's search
 evaluated, the games of one match or self-play batch share their openings, and Connect 4's trees transpose.
-Measured on the default ``connect4_alphazero`` (2026-12-01, ``benchmarks/run.py`` ``alphazero_cache``): 78% of the
+Measured on the default ``connect4_alphazero`` (2026-12-01; ``make bench``, ``output_cache.*``): 78% of the
 positions its 800-simulation search sends the network against ``maxmin`` had been evaluated before in the same
 match, 54% of those of a 256-game self-play batch of 16-simulation Gumbel searches, 36% in 3x3 Dots and Boxes.
 The network is nearly all of a search's time (``make bench``: 97%), so every hit is a forward pass saved.
 
-Why a hit changes no bit: the evaluator pads every batch to a multiple of ``PAD_ROWS`` rows, and then a
+Why a hit changes no bit: the evaluator pads every batch (``agents/puct.py`` ``PAD_ROWS``, ``MIN_ROWS``), and then a
 position's outputs are bit-equal whatever batch it came in (``learn/alphazero_selfplay.py`` says how that was
 measured).  A remembered output is therefore the one a new forward pass would give, and a search, a match and a
 self-play game come out the same with the cache, without it, and at any cache size.

@@ -46,9 +46,11 @@ from boardrl.agents.output_cache import OutputCache, parameter_versions
 from boardrl.errors import BoardRLError
 from boardrl.games.base import Game, random_legal_actions
 
-#: Network batches are padded to a multiple of this many rows: a position's outputs are then bit-equal whatever
-#: batch it came in (``learn/alphazero_selfplay.py`` has the measurement).
+#: The network sees every batch padded to a multiple of ``PAD_ROWS`` rows and to at least ``MIN_ROWS`` (copies of
+#: its first row): a position's outputs are then bit-equal whatever batch it came in (``learn/alphazero_selfplay.py``
+#: has the measurements; tests/agents/test_output_cache.py checks it).
 PAD_ROWS = 8
+MIN_ROWS = 32
 
 FREE, PENDING = -1, -2  # child[b, node, a]: not expanded / being expanded in this wave
 
@@ -105,21 +107,15 @@ def playout_results(game: Game, rows: np.ndarray, rng: np.random.Generator) -> n
 class NetworkEvaluator:
     """A policy/value network (``head: policy_value``): softmax of the legal logits and the tanh value.
 
-    Every batch goes to the network padded to a multiple of ``pad_rows`` rows (copies of the first row): with
-    ``PAD_ROWS`` a position's outputs are bit-equal whatever batch it came in (``learn/alphazero_selfplay.py``).
-    ``cache_entries`` > 0 remembers outputs by position (``output_cache.py``); it needs that padding, since only
-    then is a remembered output the one a new forward pass would give.
+    Every batch goes to the network padded with copies of its first row to a multiple of ``PAD_ROWS`` rows and to
+    at least ``MIN_ROWS``: a position's outputs are then bit-equal whatever batch it came in.  ``cache_entries``
+    > 0 remembers outputs by position (``output_cache.py``), which that invariance makes exact.
     """
 
-    def __init__(self, game: Game, network: Any, device: Any = "cpu", pad_rows: int = PAD_ROWS,
-                 cache_entries: int = 0) -> None:
+    def __init__(self, game: Game, network: Any, device: Any = "cpu", cache_entries: int = 0) -> None:
         import torch
 
         self.game, self.network, self.device = game, network, torch.device(device)
-        self.pad_rows = int(pad_rows)
-        if cache_entries and self.pad_rows % PAD_ROWS:
-            raise BoardRLError(f"a network output cache needs batches padded to a multiple of {PAD_ROWS} rows, "
-                               f"got {self.pad_rows}")
         self.cache = OutputCache(game.num_actions, cache_entries) if cache_entries else None
         self.calls = 0  # forward passes, for throughput figures
         self.positions = 0  # positions the network evaluated (cache hits not counted)
@@ -144,7 +140,8 @@ class NetworkEvaluator:
         import torch
 
         x = torch.from_numpy(self.game.encode_batch(states)).to(self.device)
-        n, pad = len(states), (-len(states)) % self.pad_rows
+        n = len(states)
+        pad = max(MIN_ROWS, n + (-n) % PAD_ROWS) - n
         if pad and n:  # copies of the first row: a row's outputs then do not depend on the batch it came in
             x = torch.cat([x, x[:1].expand(pad, *x.shape[1:])])
         was_training = self.network.training
@@ -158,7 +155,7 @@ class NetworkEvaluator:
         finally:
             self.network.train(was_training)
         self.calls += 1
-        self.positions += len(states)
+        self.positions += n
         return priors.cpu().numpy(), value.float().cpu().numpy().reshape(-1)
 
 

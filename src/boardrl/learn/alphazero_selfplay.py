@@ -12,21 +12,25 @@ the key keeps these streams apart from every other stream made from the seed (``
 learner's own; ``default_rng([seed, g])`` would not do: SeedSequence pads short entropy with zeros, so
 ``[seed, 0]`` is ``seed``).
 
-**The network's last bits, and why batches are padded to a multiple of ``PAD_ROWS``.**  The game records are a
-function of the network's outputs on each position.  The search evaluates all leaves of a ply's games in one
-batch, and a chunk of the games makes other batches.  A row of a matrix product need not come out in the same
-bits at another batch size: measured here (torch CPU, MKL pinned to COMPATIBLE, 1 and 2 threads), a position
-evaluated alone differed from the same position in a batch of 300 by up to 6e-8 (the tic-tac-toe MLP and the
-connect4 ``alphazero`` tower), and in halves by up to 3e-8; self-play of 16 connect4 games in 2 or 3 chunks
-gave the same moves but root values differing in 61 of 221 records by 1.5e-8.  A flipped last bit can flip a
-close visit count, and from there a game.  Padded to a multiple of 8 rows (copies of the first row), every
-position's outputs were bit-equal whatever batch it came in (random subsets and orders, 1 and 2 threads, both
-networks): MKL's row kernels then never take their remainder path.  The padding costs at most 7 rows a call.
-tests/learn/test_selfplay_ray.py checks it with the real networks; a connect4 ``alphazero`` tower trained for
-8 games (two learning phases, playout caps) came out with bit-identical weights in-process and in 1 and 2 actors.
-The same padding is what lets a self-play batch remember the network's outputs by position
-(``agents/output_cache.py``): a remembered output is the one a new forward pass would give, so the records do not
-change, and half of a Connect 4 batch's positions are not evaluated again.
+**The network's last bits, and why batches are padded.**  The game records are a function of the network's outputs
+on each position.  The search evaluates all leaves of a ply's games in one batch, and a chunk of the games makes
+other batches.  A row of a network's output need not come out in the same bits at another batch size: measured
+here (torch CPU, MKL pinned to COMPATIBLE, 1 and 2 threads), a position evaluated alone differed from the same
+position in a batch of 300 by up to 6e-8 (the tic-tac-toe MLP and the connect4 ``alphazero`` tower), and in
+halves by up to 3e-8; self-play of 16 connect4 games in 2 or 3 chunks gave the same moves but root values
+differing in 61 of 221 records by 1.5e-8.  A flipped last bit can flip a close visit count, and from there a game.
+Padding every batch to a multiple of 8 rows (copies of the first row) made the rows of batches of 16 rows and
+more bit-equal, but not those of the smallest: on two threads the 3x3 Dots and Boxes tower's policy logits
+differed for batches of 2 to 13 positions padded to 8 or 16 rows (6 of 60 random subsets, 2026-12-01).  Padded to
+a multiple of 8 and to at least 32 rows (``agents/puct.py`` ``PAD_ROWS``, ``MIN_ROWS``), 150 of 150 random subsets
+of 1 to 200 of 1,536 positions were bit-equal to the whole batch for the tic-tac-toe MLP and the connect4 and
+3x3 Dots and Boxes towers, on 1 and 2 threads.  Passes of one fixed size (64 rows) were too, but made Connect 4
+self-play 40% slower: half of its batches are under 73 rows.  tests/agents/test_output_cache.py and
+tests/learn/test_selfplay_ray.py check it with the real networks; a connect4 ``alphazero`` tower trained for 8
+games (two learning phases, playout caps) came out with bit-identical weights in-process and in 1 and 2 actors.
+The same invariance is what lets a self-play batch remember the network's outputs by position
+(``agents/output_cache.py``): a remembered output is the one a new pass would give, so the records do not change,
+and half of a Connect 4 batch's positions are not evaluated again.
 """
 
 from __future__ import annotations
