@@ -499,7 +499,7 @@ def bench_output_cache(repeats: int) -> dict[str, float]:
             caches = [e.cache for e in made if e.cache is not None]
             out[f"output_cache.{name}_speedup"] = statistics.median(seconds[0]) / statistics.median(seconds[entries])
             out[f"output_cache.{name}_hit_rate"] = sum(c.hits for c in caches) / max(sum(c.lookups for c in caches), 1)
-            same = (_same_records(results[0], results[entries]) if name == "selfplay"
+            same = (results[0].same_as(results[entries]) if name == "selfplay"
                     else np.array_equal(results[0], results[entries]))
             out[f"output_cache.{name}_{'records' if name == 'selfplay' else 'outcomes'}_equal"] = float(same)
     finally:
@@ -525,11 +525,6 @@ def _connect4_alphazero(game, params) -> tuple[object, bool]:
     config = network_preset(params.network, game.encoding_shape)
     network = build_network(config, game.encoding_shape, game.num_actions)
     return AlphaZeroAgent(game, network, config, SearchSettings(simulations=params.eval_simulations)), False
-
-
-def _same_records(a, b) -> bool:
-    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("rows", "pi", "game", "mover", "q", "ply",
-                                                                      "results"))
 
 
 # ---------------------------------------------------------------------------------------------- self-play on Ray

@@ -35,7 +35,6 @@ TINY_NET = {"body": "mlp", "hidden": [16], "head": "policy_value"}
 RUN = {"games": 48, "network": TINY_NET, "simulations": 6, "parallel_games": 12, "train_every": 24, "updates": 3,
        "batch_size": 16, "window": 400, "temperature_plies": 2, "device": "cpu", "full_search_share": 0.7,
        "opponents": ["random"], "opponent_share": 0.25, "value_target_q": 0.5, "threads": 1}
-FIELDS = ("rows", "pi", "game", "mover", "q", "ply", "results")
 
 
 def setup_learner(game_id: str = "tictactoe", seed: int = 5, **params) -> AlphaZeroLearner:
@@ -45,10 +44,6 @@ def setup_learner(game_id: str = "tictactoe", seed: int = 5, **params) -> AlphaZ
     learner.check_game(game, p)
     learner.setup(game, p, seed, None)
     return learner
-
-
-def same_records(a: Records, b: Records) -> bool:
-    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in FIELDS)
 
 
 def trained(**params) -> tuple[dict, np.ndarray, np.ndarray, set[str]]:
@@ -83,7 +78,7 @@ def test_chunks_played_apart_and_merged_are_the_batchs_records_bit_for_bit(game_
     assert whole.game.min() == 30 and len(whole.results) == 16
     for workers in (2, 3):
         merged = Records.merge([player.play(5, s, k) for s, k in chunks(30, 16, workers)])
-        assert same_records(whole, merged), workers
+        assert whole.same_as(merged), workers
 
 
 def test_game_streams_depend_on_seed_and_index_only_and_not_the_learners_stream():
@@ -198,7 +193,7 @@ def test_an_explicit_ray_address_joins_a_cluster_of_a_head_and_a_worker_node(ray
         assert node.wait(timeout=120) == 0
         try:
             records = learner._pool_play(0, 12, None)
-            assert same_records(records, learner.self_player.play(learner.seed, 0, 12))
+            assert records.same_as(learner.self_player.play(learner.seed, 0, 12))
             assert len(ray_local.nodes()) == 2
         finally:
             learner.close()

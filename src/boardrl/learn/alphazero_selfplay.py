@@ -48,6 +48,8 @@ from boardrl.games.base import Game
 from boardrl.learn.alphazero_params import AlphaZeroParams
 from boardrl.learn.core.league import League
 
+#: The per-decision fields of ``Records``, in its order.
+RECORD_FIELDS = ("rows", "pi", "game", "mover", "q", "ply")
 #: First spawn-key word of the self-play streams (any constant no other stream of a run uses).
 SELFPLAY_KEY = 0x5E1F
 
@@ -83,10 +85,15 @@ class Records:
     def merge(parts: list["Records"]) -> "Records":
         """Records of contiguous chunks of games (in game order) as if they had been played in one batch:
         ordered by (ply, game index), the in-process order."""
-        cat = {f: np.concatenate([getattr(r, f) for r in parts]) for f in ("rows", "pi", "game", "mover", "q", "ply")}
+        cat = {f: np.concatenate([getattr(r, f) for r in parts]) for f in RECORD_FIELDS}
         order = np.lexsort((cat["game"], cat["ply"]))
         return Records(**{f: v[order] for f, v in cat.items()}, first_game=parts[0].first_game,
                        results=np.concatenate([r.results for r in parts]))
+
+    def same_as(self, other: "Records") -> bool:
+        """Bit for bit the same games: every record field, the results and the first game's index."""
+        return self.first_game == other.first_game and all(
+            np.array_equal(getattr(self, f), getattr(other, f)) for f in (*RECORD_FIELDS, "results"))
 
     def value_targets(self, value_target_q: float) -> np.ndarray:
         """z per record: the game's result for its mover, mixed with the root value by ``value_target_q``."""
@@ -117,7 +124,7 @@ class SelfPlayer:
                           for i in range(n)], dtype=np.int64)
         live = np.ones(n, dtype=bool)
         plies = 0
-        out: dict[str, list] = {f: [] for f in ("rows", "pi", "game", "mover", "q", "ply")}
+        out: dict[str, list] = {f: [] for f in RECORD_FIELDS}
         results = np.zeros((n, 2), np.float32)
         while live.any():
             live_rows = np.flatnonzero(live)
