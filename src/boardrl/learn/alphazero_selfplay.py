@@ -24,8 +24,8 @@ more bit-equal, but not those of the smallest: on two threads the 3x3 Dots and B
 differed for batches of 2 to 13 positions padded to 8 or 16 rows (6 of 60 random subsets, 2026-12-01).  Padded to
 a multiple of 8 and to at least 32 rows (``agents/puct.py`` ``PAD_ROWS``, ``MIN_ROWS``), 150 of 150 random subsets
 of 1 to 200 of 1,536 positions were bit-equal to the whole batch for the tic-tac-toe MLP and the connect4 and
-3x3 Dots and Boxes towers, on 1 and 2 threads.  Passes of one fixed size (64 rows) were too, but made Connect 4
-self-play 40% slower: half of its batches are under 73 rows.  tests/agents/test_output_cache.py and
+3x3 Dots and Boxes towers, on 1 and 2 threads.  Passes of one fixed size (64 rows) were too, but a 256-game
+Connect 4 self-play batch with the cache took 4.99 s instead of 3.67: half of its batches are under 73 rows.  tests/agents/test_output_cache.py and
 tests/learn/test_selfplay_ray.py check it with the real networks; a connect4 ``alphazero`` tower trained for 8
 games (two learning phases, playout caps) came out with bit-identical weights in-process and in 1 and 2 actors.
 The same invariance is what lets a self-play batch remember the network's outputs by position
