@@ -497,8 +497,12 @@ def test_evaluation_details_come_from_each_seeds_evaluation_in_dvcs_cache(tmp_pa
     got = evaluation_details(tmp_path, "HEAD", EXP)
     assert got["uci_seed000_wins"] == {"win": [0.92, 1.0], "draw": [0.921, 1.001], "loss": [0.922, 1.002]}
     assert got["seat_wins"] == {"random": {"as_first": pytest.approx(0.94), "as_second": pytest.approx(0.06)}}
-    assert evaluation_details(tmp_path, "HEAD", "plain") == {"seat_wins": {"random": {"as_first": 0.6,
-                                                                                      "as_second": 0.4}}}
+    assert got["seat_wins_per_seed"] == {"random": {"as_first": {"2": 0.98, "10": 0.9},
+                                                    "as_second": {"2": 0.02, "10": 0.1}}}  # in seed order
+    assert list(got["seat_wins_per_seed"]["random"]["as_first"]) == ["2", "10"]
+    assert evaluation_details(tmp_path, "HEAD", "plain") == {
+        "seat_wins": {"random": {"as_first": 0.6, "as_second": 0.4}},
+        "seat_wins_per_seed": {"random": {"as_first": {"0": 0.6}, "as_second": {"0": 0.4}}}}
     assert evaluation_details(tmp_path, "HEAD", "no_such_experiment") == {}
 
 

@@ -64,12 +64,24 @@ def test_wins_per_seat_follow_each_opponents_rates_where_the_rows_have_them():
     (carried from before they were recorded) says so with a dash."""
     seats = {"random": {"as_first": 0.6, "as_second": 0.5}, "perfect": {"as_first": 0.0, "as_second": 0.0}}
     text = table_cells([{**ROW, "seat_wins": seats}, {**ROW, "variation": "fast"}])
-    assert text.head[-2:] == ["vs random: win / loss (wins as first, as second)",
-                              "vs perfect: win / loss (wins as first, as second)"]
+    assert text.head[-2:] == ["vs random: win / loss (wins as first, as second; each seed's)",
+                              "vs perfect: win / loss (wins as first, as second; each seed's)"]
     assert text.rows[0][-2:] == ["0.550 / 0.450 (0.600, 0.500)", "0.000 / 1.000 (0.000, 0.000)"]
     assert text.rows[1][-2:] == ["0.550 / 0.450 (-)", "0.000 / 1.000 (-)"]
     assert measures({**ROW, "seat_wins": seats})["random win as second"] == 0.5
     assert table_cells([ROW]).head[-1] == "vs perfect: win / loss"
+
+
+def test_each_seeds_wins_per_seat_follow_the_mean_where_there_are_two_seeds_or_more():
+    """A per-seat target is met or missed seed by seed: the cell lists each seed's wins as first and as second
+    after the interquartile means; one seed's rates would repeat the means, so they are left out."""
+    seats = {"random": {"as_first": 0.9, "as_second": 0.95}}
+    each = {"random": {"as_first": {"1": 0.97, "2": 0.82}, "as_second": {"1": 1.0, "2": 0.9}}}
+    one = {"random": {"as_first": {"0": 0.9}, "as_second": {"0": 0.95}}}
+    text = table_cells([{**ROW, "seat_wins": seats, "seat_wins_per_seed": each},
+                        {**ROW, "variation": "fast", "seat_wins": seats, "seat_wins_per_seed": one}])
+    assert text.rows[0][-2] == "0.550 / 0.450 (0.900, 0.950; seed 1 0.970, 1.000; seed 2 0.820, 0.900)"
+    assert text.rows[1][-2] == "0.550 / 0.450 (0.900, 0.950)"
 
 
 def test_measures_are_the_rates_the_figure_draws():

@@ -44,3 +44,22 @@ def test_numpy_and_torch_experiments_are_listed_apart_and_one_seed_torch_runs_ar
 
 def test_no_experiments_no_section():
     assert reproducibility_blocks([]) == []
+
+
+def test_a_few_seed_experiments_other_seeds_are_named_where_a_study_trained_them_unchanged():
+    """A study that trains seeds 1 and 2 of a one-seed experiment with the profile's settings holds its spread over
+    training runs; a study that changes its settings (or has not run) does not, and seeds the profile already
+    trains are not counted again."""
+    from boardrl.report.studies import StudyResults
+
+    def study(name: str, variation: str, unchanged: bool, seeds: list[int]) -> StudyResults:
+        row = {"experiment": "d", "variation": variation}
+        return StudyResults(name, "", [row], None, {"d": seeds}, frozenset({variation} if unchanged else ()))
+
+    studies = [study("more", "default", True, [0, 1, 2]), study("changed", "lr", False, [1, 2]),
+               StudyResults("waiting", "", None, None, {"d": [5]}, frozenset({"default"}))]
+    *_, studied = text_of(reproducibility_blocks([exp("d", "dqn", 1), exp("az", "alphazero", 3)], None, studies)[-1])
+    assert studied.endswith("study more: d seeds 1, 2")
+    assert "changed" not in studied and "waiting" not in studied
+    assert not any("study" in line for line in text_of(reproducibility_blocks([exp("d", "dqn", 1)], None,
+                                                                              studies[1:])[-1]))

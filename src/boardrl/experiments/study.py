@@ -532,7 +532,8 @@ def training_seconds(root: Path, rev: str, exp_id: str) -> list[float]:
 def evaluation_details(root: Path, rev: str, exp_id: str) -> dict[str, Any]:
     """What the metrics file leaves out, from the evaluate stage's ``results/eval/<id>.json`` at ``rev`` (a DVC
     output): ``seat_wins``, the interquartile mean over seeds of the win rate against each opponent as first and
-    as second, and ``uci_seed000_wins``, each seed's win rate per label class under reference system 000's UCI
+    as second, ``seat_wins_per_seed``, the same rates of each seed (``{opponent: {seat: {seed: rate}}}``: the
+    spread over training runs, which a mean hides), and ``uci_seed000_wins``, each seed's win rate per label class under reference system 000's UCI
     protocol (agent first from drawn 8-ply positions of each class) where the experiment is judged that way.
     Empty where DVC cannot open the file.
 
@@ -544,11 +545,15 @@ def evaluation_details(root: Path, rev: str, exp_id: str) -> dict[str, Any]:
 
     try:
         seeds = json.loads(_commit_files(str(root), rev).read_text(f"results/eval/{exp_id}.json"))["seeds"]
-        per_seed = [seeds[k] for k in sorted(seeds, key=int)]
-        opponents = list(dict.fromkeys(o for s in per_seed for o in s.get("opponents") or {}))
-        out: dict[str, Any] = {"seat_wins": {
-            o: {seat: iqm([s["opponents"][o][seat]["win"] for s in per_seed]) for seat in ("as_first", "as_second")}
-            for o in opponents if all(o in (s.get("opponents") or {}) for s in per_seed)}}
+        order = sorted(seeds, key=int)
+        per_seed = [seeds[k] for k in order]
+        opponents = [o for o in dict.fromkeys(o for s in per_seed for o in s.get("opponents") or {})
+                     if all(o in (s.get("opponents") or {}) for s in per_seed)]
+        each = {o: {seat: {k: float(seeds[k]["opponents"][o][seat]["win"]) for k in order}
+                    for seat in ("as_first", "as_second")} for o in opponents}
+        out: dict[str, Any] = {"seat_wins": {o: {seat: iqm(list(rates.values())) for seat, rates in by_seat.items()}
+                                             for o, by_seat in each.items()},
+                               "seat_wins_per_seed": each}
         uci = [((s.get("uci") or {}).get("seed000") or {}) for s in per_seed]
         if uci and all(uci):
             out["uci_seed000_wins"] = {label: [float(u[label]["win"]) for u in uci] for label in UCI_CLASSES}
@@ -581,7 +586,8 @@ def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Fin
                         "train_seconds": seconds(found.rev, exp_id),
                         "optimal_move_rate": m.get("optimal_move_rate"), "exact_vs_perfect": m.get("exact_vs_perfect"),
                         "opponents": {k[3:]: v for k, v in m.items() if k.startswith("vs:") and isinstance(v, dict)},
-                        "seat_wins": more.get("seat_wins"), "uci_seed000_wins": more.get("uci_seed000_wins"),
+                        "seat_wins": more.get("seat_wins"), "seat_wins_per_seed": more.get("seat_wins_per_seed"),
+                        "uci_seed000_wins": more.get("uci_seed000_wins"),
                         "fingerprint": fingerprint_of[variation]})
     return out
 

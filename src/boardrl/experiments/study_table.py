@@ -38,14 +38,23 @@ def measures(row: dict[str, Any]) -> dict[str, float | None]:
     return out
 
 
-def _versus(wl: dict[str, Any], seats: dict[str, Any] | None, split: bool) -> str:
-    """Win / loss over both seats, and where the row has them the wins as first and as second."""
+def _versus(wl: dict[str, Any], seats: dict[str, Any] | None, split: bool,
+            each: dict[str, dict[str, float]] | None = None) -> str:
+    """Win / loss over both seats, and where the row has them the wins as first and as second, then each
+    seed's (``each``: seat -> seed -> rate) where there are two seeds or more: a target per seat is met or missed
+    seed by seed, and the mean of three seeds can pass while one of them fails."""
     if not wl:
         return "-"
     both = f"{_rate(wl.get('win'))} / {_rate(wl.get('loss'))}"
     if not split:
         return both
-    return f"{both} ({_rate(seats.get('as_first'))}, {_rate(seats.get('as_second'))})" if seats else f"{both} (-)"
+    if not seats:
+        return f"{both} (-)"
+    by_seed = ""
+    first, second = (each or {}).get("as_first") or {}, (each or {}).get("as_second") or {}
+    if len(first) > 1:
+        by_seed = "".join(f"; seed {k} {_rate(first[k])}, {_rate(second.get(k))}" for k in first)
+    return f"{both} ({_rate(seats.get('as_first'))}, {_rate(seats.get('as_second'))}{by_seed})"
 
 
 def _uci(wins: dict[str, list[float]] | None) -> str:
@@ -93,7 +102,8 @@ def table_cells(table: list[dict[str, Any]]) -> TableText:
     head = ["experiment", "variation", "DVC experiment", "commit", "seeds", "budget", "training s (median)",
             "optimal moves", *(["exact vs perfect: flawless seeds; loss first / second"] if exact else []),
             *(["reference system 000's UCI protocol: wins per class, each seed"] if uci else []),
-            *[f"vs {o}: win / loss" + (" (wins as first, as second)" if split else "") for o in opponents]]
+            *[f"vs {o}: win / loss" + (" (wins as first, as second; each seed's)" if split else "")
+              for o in opponents]]
     rows_out = []
     for r in table:
         cells = [r["experiment"], r["variation"], r["dvc_experiment"], r["rev"][:7],
@@ -104,7 +114,8 @@ def table_cells(table: list[dict[str, Any]]) -> TableText:
         if uci:
             cells.append(_uci(r.get("uci_seed000_wins")))
         for o in opponents:
-            cells.append(_versus(r["opponents"].get(o) or {}, (r.get("seat_wins") or {}).get(o), split))
+            cells.append(_versus(r["opponents"].get(o) or {}, (r.get("seat_wins") or {}).get(o), split,
+                                 (r.get("seat_wins_per_seed") or {}).get(o)))
         rows_out.append(cells)
     return TableText(head, rows_out)
 

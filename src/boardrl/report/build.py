@@ -173,7 +173,7 @@ def index_page(exps: list[Experiment], links: Links, fig_dir: Path, data_summary
         *sweep_blocks(sweeps, exps, links, fig_dir),
         *study_blocks(studies or [], fig_dir),
         *tournament_blocks(tournaments, links),
-        *reproducibility_blocks(exps, links),
+        *reproducibility_blocks(exps, links, studies or []),
         *data_blocks(data_summary, project),
     ]
     blocks = with_contents(head + body, INDEX, len(head), {"Experiments": _game_links(exps)})

@@ -14,6 +14,7 @@ from __future__ import annotations
 from boardrl.report.document import Block, Bullets, Heading, Paragraph, Span, text
 from boardrl.report.links import Links
 from boardrl.report.results import Experiment
+from boardrl.report.studies import StudyResults
 
 MIN_SEEDS = 3  # fewer training seeds give no interval over training runs worth the name
 
@@ -33,9 +34,25 @@ def _ids(exps: list[Experiment], links: Links) -> list[Span]:
     return spans
 
 
-def reproducibility_blocks(exps: list[Experiment], links: Links | None = None) -> list[Block]:
-    """The section: numpy experiments, torch experiments, and the torch ones with fewer than MIN_SEEDS seeds
-    (``links``: how ids link to their sections)."""
+def _studied(few: list[Experiment], studies: list[StudyResults]) -> list[Span]:
+    """Where the few-seed experiments' other training seeds are: each study that trained more seeds of one of
+    them with its settings unchanged, and which seeds."""
+    spans: list[Span] = []
+    for study in studies:
+        found = [(e.id, more) for e in few if (more := [s for s in study.more_seeds(e.id) if s not in e.seeds])]
+        if not found:
+            continue
+        spans += [Span("; " if spans else ""), Span("study "), Span(study.name, code=True), Span(": ")]
+        for i, (exp_id, more) in enumerate(found):
+            spans += [Span(", " if i else ""), Span(exp_id, code=True),
+                      Span(f" seed{'s' if len(more) != 1 else ''} {', '.join(map(str, more))}")]
+    return spans
+
+
+def reproducibility_blocks(exps: list[Experiment], links: Links | None = None,
+                           studies: list[StudyResults] | None = None) -> list[Block]:
+    """The section: numpy experiments, torch experiments, and the torch ones with fewer than MIN_SEEDS seeds,
+    with the studies that trained more seeds of them (``links``: how ids link to their sections)."""
     links = links or Links()
     numpy_exps = [e for e in exps if arithmetic(e.learner) == "numpy"]
     torch_exps = [e for e in exps if arithmetic(e.learner) == "torch"]
@@ -50,6 +67,10 @@ def reproducibility_blocks(exps: list[Experiment], links: Links | None = None) -
         items.append([Span(f"torch experiments with fewer than {MIN_SEEDS} training seeds, whose intervals are over "
                            "games, not training runs (elsewhere than under the pins they are one sample): "),
                       *_ids(few, links)])
+        studied = _studied(few, studies or [])
+        if studied:
+            items.append([Span("Their other training seeds, with the same settings, judged on the same ladders "
+                               "(section Studies; each seed's wins per seat are in its table): "), *studied])
     if not items:
         return []
     return [Heading(2, "What another machine reproduces"),

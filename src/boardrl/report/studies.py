@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,25 @@ RESULTS = "results.json"
 FIGURE = "results.png"
 
 
+SEEDS_KEY = "experiments.{id}.seeds"  # the dotted key by which a study trains other seeds of an experiment
+
+
 @dataclass(frozen=True)
 class StudyResults:
     name: str
     description: str
     table: list[dict[str, Any]] | None  # results.json's rows; None: the study has not been run
     figure: Path | None
+    seeds_of: dict[str, list[int]] = field(default_factory=dict)  # experiment -> the seeds set in ``common``
+    as_params: frozenset[str] = frozenset()  # variations that change nothing else: the profile's settings
+
+    def more_seeds(self, exp_id: str) -> list[int]:
+        """The training seeds of ``exp_id`` that a finished row of this study trained with the profile's own
+        settings (a variation of no keys): other samples of the same experiment, so the spread over training
+        runs of a one-seed experiment is read here.  Empty when the study changes its settings."""
+        finished = any(r.get("experiment") == exp_id and r.get("variation") in self.as_params
+                       for r in self.table or [])
+        return list(self.seeds_of.get(exp_id, [])) if finished else []
 
 
 def load_studies(project: Path) -> list[StudyResults]:
@@ -46,8 +59,11 @@ def load_studies(project: Path) -> list[StudyResults]:
             except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ReportError(f"{results}: not a study's results ({exc})") from None
         figure = folder / FIGURE
+        seeds_of = {exp_id: list(study.spec.common[SEEDS_KEY.format(id=exp_id)])
+                    for exp_id in study.spec.experiments if SEEDS_KEY.format(id=exp_id) in study.spec.common}
         out.append(StudyResults(study.name, study.spec.description.strip(), table,
-                                figure if table is not None and figure.is_file() else None))
+                                figure if table is not None and figure.is_file() else None, seeds_of,
+                                frozenset(v for v, keys in study.spec.variations.items() if not keys)))
     return out
 
 

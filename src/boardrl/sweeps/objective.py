@@ -11,8 +11,12 @@ noisy than one seed.
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from boardrl.config import Params
@@ -21,6 +25,37 @@ from boardrl.learn.core.space import Space, learner_base, set_dotted, suggest_va
 
 #: ``on_report(trial, step, value)``: where intermediate values also go (the MLflow trial run).
 ReportHook = Callable[[Any, int, float], None]
+
+TRIAL_PREFIX = "boardrl-trial-{pid}-"  # a trial's checkpoint folder names its trainer's process
+TRIAL_FOLDER = re.compile(r"^boardrl-trial-(\d+)-")
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts: it is not ours to judge)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_orphaned_trial_folders(parent: str | Path | None = None) -> list[Path]:
+    """Remove the checkpoint folders of trials whose trainer is gone; returns them.
+
+    Why: a trial's folder is a ``TemporaryDirectory``, which a killed trainer (a sweep worker stopped with
+    SIGKILL, a machine's out-of-memory killer) cannot remove, and a trial's checkpoints are the learner's whole
+    state (replay buffers: megabytes each).  The folder names its trainer's pid, so the next trial removes those
+    of processes that no longer exist and never one of a trial still running elsewhere."""
+    removed = []
+    base = Path(parent if parent is not None else tempfile.gettempdir())
+    for folder in base.glob("boardrl-trial-*"):
+        found = TRIAL_FOLDER.match(folder.name)
+        if found and folder.is_dir() and not _alive(int(found.group(1))):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
 
 
 @dataclass
@@ -81,6 +116,7 @@ class Objective:
         spec = with_learner_params(self.params, s.experiment, lp).spec(s.experiment)
         total = spec.budget
         finals: list[float] = []
+        remove_orphaned_trial_folders()
         for i, seed in enumerate(s.seeds):
             def report(step: int, record: dict[str, Any], i: int = i) -> None:
                 value = (sum(finals) + score(record)) / (len(finals) + 1)
@@ -91,7 +127,7 @@ class Objective:
                 if trial.should_prune():
                     raise optuna.TrialPruned(f"pruned at {step} of seed {seed}: running score {value:.4f}")
 
-            with tempfile.TemporaryDirectory(prefix="boardrl-trial-") as ckpt:
+            with tempfile.TemporaryDirectory(prefix=TRIAL_PREFIX.format(pid=os.getpid())) as ckpt:
                 _, learner = train_seed(spec, seed, ckpt, processes=self.processes,
                                         on_eval_extra=report, verbose=False)
             finals.append(score(learner.evaluations[total]))
