@@ -306,6 +306,45 @@ def test_waiting_outlasts_an_entry_missing_for_a_moment_and_ends_when_it_is_remo
         "study: s-a: Running", "study: s-a: Removed"]
 
 
+def test_an_experiment_the_queue_started_counts_as_a_live_worker_while_its_process_lives(tmp_path):
+    """dvc-task's record of a queued experiment's process: running (no return code) with a live pid keeps the
+    worker alive however late celery's ping comes back; a return code, a dead pid or a damaged record does not."""
+    from boardrl.experiments.study import experiment_running
+
+    def record(key: str, pid: object, returncode: object) -> None:
+        (tmp_path / key).mkdir()
+        (tmp_path / key / f"{key}.json").write_text(json.dumps({"pid": pid, "returncode": returncode}))
+
+    assert not experiment_running(tmp_path / "missing")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    record("finished", os.getpid(), 0)
+    record("killed", dead.pid, None)
+    record("damaged", "not a pid", None)
+    (tmp_path / "torn").mkdir()
+    (tmp_path / "torn" / "torn.json").write_text("{\"pid\": ")
+    assert not experiment_running(tmp_path)
+    record("running", os.getpid(), None)
+    assert experiment_running(tmp_path)
+
+
+def test_a_worker_is_replaced_only_after_six_polls_without_one(monkeypatch, tmp_path):
+    """``wait_for`` kills a Running entry and starts workers only when six polls in a row find no live worker."""
+    from boardrl.experiments import study as study_mod
+
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(study_mod, "dvc", lambda root, *args, **kw: calls.append(args))
+    monkeypatch.setattr(study_mod, "start_workers", lambda root, jobs: calls.append(("start",)))
+    polls = iter([({"s-a": "Running"}, False)] * 5 + [({"s-a": "Running"}, True)]
+                 + [({"s-a": "Running"}, False)] * 5 + [({"s-a": "Success"}, False)])
+    monkeypatch.setattr(study_mod, "queue_status", lambda root: next(polls))
+    study_mod.wait_for(tmp_path, ["s-a"], 1, 0.0, lambda line: None)
+    assert calls == []
+    polls = iter([({"s-a": "Running"}, False)] * 6 + [({"s-a": "Failed"}, False)])
+    study_mod.wait_for(tmp_path, ["s-a"], 1, 0.0, lambda line: None)
+    assert calls == [("queue", "kill", "s-a"), ("start",)]
+
+
 # ---------------------------------------------------------------------------------------------- the table
 def test_rows_keep_variations_with_the_wanted_params_and_write_the_three_files(tmp_path):
     study = Study("s", "studies/s.yaml", StudyFile.model_validate(TINY_STUDY))

@@ -297,14 +297,43 @@ def committed_rows(root: Path, study: Study) -> list[dict[str, Any]]:
 
 
 def queue_status(root: Path) -> tuple[dict[str, str], bool]:
-    """(name -> status of each queue entry: Queued, Running, Success, Failed; whether a worker is alive)."""
+    """(name -> status of each queue entry: Queued, Running, Success, Failed; whether a worker is alive).
+
+    Alive: a worker answers celery's ping, or an experiment the queue started still runs.  The ping alone is not
+    enough: it waits one second for the answer, and a worker whose experiment trains on every core often misses
+    that; six misses in a row once made ``wait_for`` kill a healthy variation 15 minutes into its training."""
     from dvc.repo import Repo
 
     with Repo(str(root)) as repo:
         q = repo.experiments.celery_queue
         entries = {e["name"]: e["status"] for e in q.status() if e.get("name")}
-        alive = bool(q.worker_status())
+        alive = experiment_running(Path(q.proc.wdir)) or bool(q.worker_status())
     return entries, alive
+
+
+def experiment_running(proc_dir: Path) -> bool:
+    """Whether a process that DVC's queue started (``<proc_dir>/<key>/<key>.json``, dvc-task's record of it) has
+    no return code yet and its pid is a live process of this machine."""
+    for info_file in Path(proc_dir).glob("*/*.json"):
+        try:
+            info = json.loads(info_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict) and info.get("returncode") is None and _pid_alive(info.get("pid")):
+            return True
+    return False
+
+
+def _pid_alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 def discard(root: Path, name: str, status: str | None) -> None:
