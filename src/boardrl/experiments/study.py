@@ -313,27 +313,21 @@ def queue_status(root: Path) -> tuple[dict[str, str], bool]:
 
 def experiment_running(proc_dir: Path) -> bool:
     """Whether a process that DVC's queue started (``<proc_dir>/<key>/<key>.json``, dvc-task's record of it) has
-    no return code yet and its pid is a live process of this machine."""
+    no return code yet and its pid is a live process of this machine.  Read here rather than through dvc-task's
+    ``ProcessManager.processes()``, which raises on a record caught half-written."""
+    import psutil
+
     for info_file in Path(proc_dir).glob("*/*.json"):
         try:
             info = json.loads(info_file.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(info, dict) and info.get("returncode") is None and _pid_alive(info.get("pid")):
+        if not isinstance(info, dict) or info.get("returncode") is not None:
+            continue
+        pid = info.get("pid")
+        if isinstance(pid, int) and pid > 0 and psutil.pid_exists(pid):
             return True
     return False
-
-
-def _pid_alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
 
 
 def discard(root: Path, name: str, status: str | None) -> None:

@@ -30,17 +30,6 @@ TRIAL_PREFIX = "boardrl-trial-{pid}-"  # a trial's checkpoint folder names its t
 TRIAL_FOLDER = re.compile(r"^boardrl-trial-(\d+)-")
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (one of another user counts: it is not ours to judge)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_orphaned_trial_folders(parent: str | Path | None = None) -> list[Path]:
     """Remove the checkpoint folders of trials whose trainer is gone; returns them.
 
@@ -48,11 +37,13 @@ def remove_orphaned_trial_folders(parent: str | Path | None = None) -> list[Path
     SIGKILL, a machine's out-of-memory killer) cannot remove, and a trial's checkpoints are the learner's whole
     state (replay buffers: megabytes each).  The folder names its trainer's pid, so the next trial removes those
     of processes that no longer exist and never one of a trial still running elsewhere."""
+    import psutil
+
     removed = []
     base = Path(parent if parent is not None else tempfile.gettempdir())
     for folder in base.glob("boardrl-trial-*"):
         found = TRIAL_FOLDER.match(folder.name)
-        if found and folder.is_dir() and not _alive(int(found.group(1))):
+        if found and folder.is_dir() and not psutil.pid_exists(int(found.group(1))):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
