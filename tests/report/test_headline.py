@@ -21,6 +21,7 @@ from boardrl.report import headline, load_results, markdown
 from boardrl.report.reference_systems import LEARNER_KINDS
 from boardrl.report.evaluation import AcrossReading, SeedReading
 from boardrl.report.results import Experiment, ReportError, SeedResult
+from boardrl.report.studies import StudyResults
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "89abcdef0123456789abcdef0123456789abcdef"
@@ -206,6 +207,37 @@ def test_markdown_table(table):
     assert "evaluations at git commit(s) 89abcdef01" in md
 
 
+def seeds_study(name: str, wins: dict[str, dict[str, float]], variation: str = "default",
+                profile: str = "default") -> StudyResults:
+    """A study that trained seeds 0, 1 and 2 of ``connect4_alphazero`` (``variation``: a variation of no keys, the
+    profile's own settings, unless another name) and won ``wins[opponent][seat][seed]``."""
+    row = {"experiment": "connect4_alphazero", "variation": variation,
+           "seat_wins_per_seed": {opp: {"as_first": {k: f for k, (f, _) in by_seed.items()},
+                                        "as_second": {k: s for k, (_, s) in by_seed.items()}}
+                                  for opp, by_seed in wins.items()}}
+    return StudyResults(name, "", [row], None, {"connect4_alphazero": [0, 1, 2]}, frozenset({"default"}), profile)
+
+
+def test_a_cell_adds_the_wins_of_the_other_seeds_a_study_trained_with_the_same_settings(table):
+    """The default's one-seed connect4_alphazero met ``maxmin``; a study of its settings trained seeds 0 to 2.
+    Its cell adds seeds 1 and 2 (seed 0 is the cell's own) against ``maxmin`` only; a seed of the study that did not
+    meet ``maxmin``, a study of other settings and a study of another profile add nothing."""
+    maxmin = {"0": (0.5, 0.5), "1": (0.94, 0.97), "2": (0.93, 0.955)}
+    studies = (seeds_study("c4_seeds", {"maxmin": maxmin, "random": {"1": (1.0, 1.0)}}),
+               seeds_study("changed", {"maxmin": maxmin}, variation="more_simulations"),
+               seeds_study("full_seeds", {"maxmin": maxmin}, profile="full"),
+               seeds_study("one_more", {"maxmin": {"2": (0.1, 0.2)}}))
+    c4 = next(line for line in headline.render(table, studies=studies).splitlines()
+              if line.startswith("| connect4 |"))
+    assert ("optimal moves 94.0% [92.8, 94.9]; seeds 1, 2 in study `c4_seeds`: first W 94.0%, 93.0%; second W "
+            "97.0%, 95.5%; seed 2 in study `one_more`: first W 10.0%; second W 20.0% |") in c4
+    assert "changed" not in c4 and "full_seeds" not in c4 and "seed 0" not in c4
+    assert headline.render(table) != headline.render(table, studies=studies)
+    with_dqn = next(line for line in headline.render(table, studies=studies).splitlines()
+                    if line.startswith("| tictactoe |"))
+    assert "in study" not in with_dqn  # the study trained no seeds of tic-tac-toe's experiments
+
+
 def test_the_full_profile_stands_beside_the_default_one_kind_by_kind(table):
     """With the published full profile, README's table has one line per game and kind that either profile
     evaluated: the default's agent, the full's, and the reference systems of the same kind; the column heads link
@@ -256,7 +288,7 @@ def test_the_block_replaces_only_what_lies_between_the_markers(table):
     readme = f"# title\n\nbefore\n\n{headline.START}\nold\n{headline.END}\n\nafter\n"
     new = headline.with_block(readme, table)
     assert new.startswith("# title\n\nbefore\n\n") and new.endswith("\n\nafter\n")
-    assert headline.current_block(new) == headline.block(table, headline.published_full())
+    assert headline.current_block(new) == headline.block(table, headline.published_full(), headline.studies_here())
     with pytest.raises(ReportError, match="markers"):
         headline.with_block("no markers here\n", table)
     with pytest.raises(ReportError, match="markers"):
@@ -285,16 +317,16 @@ def test_the_stage_writes_the_data_and_the_readme_block(results, tmp_path):
     assert (tmp_path / "reports" / "report.md").is_file()
     table = headline.load(data)
     assert table is not None and row(table, "connect4").opponent == "maxmin"
-    assert headline.current_block(readme.read_text()) == headline.block(table, headline.published_full())
+    assert headline.current_block(readme.read_text()) == headline.block(table, headline.published_full(), headline.studies_here())
     readme.write_text(readme.read_text().replace("maxmin", "edited by hand"))
     main(["--readme-only", "--headline", str(data), "--readme", str(readme)])
-    assert headline.current_block(readme.read_text()) == headline.block(table, headline.published_full())
+    assert headline.current_block(readme.read_text()) == headline.block(table, headline.published_full(), headline.studies_here())
 
 
 def test_readme_block_is_what_the_committed_data_renders_to():
     """CI has no results/: README's block must equal what docs/headline.json renders to (or say no run yet)."""
     committed = headline.load(ROOT / headline.JSON_PATH)
     shown = headline.current_block((ROOT / "README.md").read_text())
-    assert shown == headline.block(committed, headline.published_full(ROOT)), (
+    assert shown == headline.block(committed, headline.published_full(ROOT), headline.studies_here(ROOT)), (
         "README.md's headline block differs from what docs/headline.json renders to; renew it with "
         "`.venv/bin/python pipeline/report.py --readme-only` (never edit the block by hand)")

@@ -163,7 +163,7 @@ def index_page(exps: list[Experiment], links: Links, fig_dir: Path, data_summary
     head: list[Block] = [Heading(1, TITLE), *profile_blocks(exps, links),
                          commit_line(provenances(exps, tournaments), links.commit), *reading_blocks()]
     body: list[Block] = [
-        Heading(2, "Headline"), *headline.report_blocks(headline.headline(exps), links.experiment),
+        Heading(2, "Headline"), *headline.report_blocks(headline.headline(exps), links.experiment, tuple(studies or ())),
         *target_blocks(exps),
         Heading(2, "Experiments"), experiments_table(exps, links),
         Heading(2, REFERENCE_TITLE), reference_intro(), *reference_blocks(exps, tournaments, links, trace_cells),

@@ -2,10 +2,11 @@
 
 README shows this table between the markers ``<!-- headline:start -->`` and ``<!-- headline:end -->``.  The report
 stage builds it from ``results/`` and writes its data to ``docs/headline.json``, which is committed; README's
-block is rendered from that file alone, so a test checks the block without any results (CI has none), and no
-result figure in README is typed by hand.
+block is rendered from committed files alone (that one, the published full profile's and the studies' tables), so
+a test checks the block without any results (CI has none), and no result figure in README is typed by hand.
 
     results/ --headline()--> Headline (docs/headline.json) --render()--> Markdown --with_block()--> README.md
+                                       studies/*/results.json --^  (other training seeds of one-seed experiments)
 
 How the choices are made, from the results and the same way on every run:
 
@@ -49,6 +50,7 @@ from boardrl.report.evaluation import CountedRate, EvalProvenance, SeatReading
 from boardrl.report.links import with_ci
 from boardrl.report.reference_systems import REFERENCE_NUMBERS, ReferenceNumber
 from boardrl.report.results import OUTCOMES, Experiment, ReportError, finite
+from boardrl.report.studies import StudyResults, load_studies
 
 START = "<!-- headline:start -->"
 END = "<!-- headline:end -->"
@@ -325,8 +327,34 @@ def code(exp_id: str) -> Span:
     return Span(exp_id, code=True)
 
 
-def agent_cell(a: AgentResult | None, row_opponent: str | None, name: Name = code) -> Inline:
-    """One kind's cell: the experiment, its seeds, W and L per seat, optimal-move rate."""
+def _percent(rate: float) -> str:
+    return f"{100 * rate:.1f}%"
+
+
+def other_seeds(a: AgentResult, studies: tuple[StudyResults, ...]) -> Inline:
+    """The wins per seat of the same experiment's other training seeds, against the same opponent, that studies
+    trained with its profile's settings unchanged: ``; seeds 1, 2 in study `neural_seeds`: first W 39.2%, 32.6%;
+    second W 16.2%, 10.8%``.  Why in the cell: a one-seed experiment's interval is over games, not training runs,
+    and the spread over training runs (conniption_dqn's second seat: 47%, 0%, 26%) is what another machine's
+    rerun is judged by."""
+    spans: Inline = []
+    for study in studies:
+        if study.profile != a.profile:
+            continue
+        wins = {k: w for k, w in study.seed_wins(a.experiment, a.opponent).items() if k not in a.seeds}
+        if not wins:
+            continue
+        seeds = ", ".join(map(str, wins))
+        spans += [Span(f"; seed{'s' if len(wins) != 1 else ''} {seeds} in study "), Span(study.name, code=True),
+                  Span(f": first W {', '.join(_percent(f) for f, _ in wins.values())}; "
+                       f"second W {', '.join(_percent(s) for _, s in wins.values())}")]
+    return spans
+
+
+def agent_cell(a: AgentResult | None, row_opponent: str | None, name: Name = code,
+               studies: tuple[StudyResults, ...] = ()) -> Inline:
+    """One kind's cell: the experiment, its seeds, W and L per seat, optimal-move rate, and the wins of its other
+    training seeds in ``studies`` (``other_seeds``)."""
     if a is None:
         return text("none evaluated")
     seeds = f"{len(a.seeds)} seed{'s' if len(a.seeds) != 1 else ''}"
@@ -337,7 +365,7 @@ def agent_cell(a: AgentResult | None, row_opponent: str | None, name: Name = cod
     if a.optimal_moves is not None:
         o = a.optimal_moves
         cell.append(Span(f"; optimal moves {with_ci(o.optimal / o.positions, o.ci)}"))
-    return cell
+    return cell + other_seeds(a, studies)
 
 
 def _measure_text(f: ReferenceFigure) -> str:
@@ -364,10 +392,11 @@ def reference_cell(figures: list[ReferenceFigure]) -> Inline:
     return text("; ".join(parts) if parts else "none published")
 
 
-def table(h: Headline, name: Name = code) -> Table:
+def table(h: Headline, name: Name = code, studies: tuple[StudyResults, ...] = ()) -> Table:
     header = ["Game", "Strongest opponent", *(k.label for k in KINDS), "Reference systems (published)"]
     rows = [[text(r.game), [Span(r.opponent, code=True)] if r.opponent else text("none evaluated"),
-             *(agent_cell(r.agents.get(k.key), r.opponent, name) for k in KINDS), reference_cell(r.references)]
+             *(agent_cell(r.agents.get(k.key), r.opponent, name, studies) for k in KINDS),
+             reference_cell(r.references)]
             for r in h.games]
     return Table(header, rows)
 
@@ -388,18 +417,20 @@ def intro() -> Paragraph:
         "systems: the published figures of the reference systems of each kind against their strongest opponent "
         "(every figure, with its protocol, is in the reference systems' tables of the report). How the choices are "
         "made: ",
-        Span("src/boardrl/report/headline.py", code=True), "."))
+        Span("src/boardrl/report/headline.py", code=True), ". Where a study trained other seeds of a one-seed "
+        "experiment with the same settings, its cell adds their wins per seat against the same opponent: the "
+        "spread over training runs, which the intervals over games do not show."))
 
 
-def blocks(h: Headline, full: Headline | None = None) -> list[Block]:
+def blocks(h: Headline, full: Headline | None = None, studies: tuple[StudyResults, ...] = ()) -> list[Block]:
     """README's block: the table with what a reader needs to read it: the rules, the profile, the commits.  With
     the published full profile (``full``), the default and full profiles side by side (``side_by_side``)."""
     if full is not None:
-        return [intro(), side_by_side(h, full), _provenance_line(h, "reports/report.md"),
+        return [intro(), side_by_side(h, full, studies), _provenance_line(h, "reports/report.md"),
                 _provenance_line(full, FULL_REPORT)]
     return [
         intro(),
-        table(h),
+        table(h, studies=studies),
         _provenance_line(h, "reports/report.md"),
         Paragraph(text("The full profile (the reference systems' budgets, hours) is not published yet: ",
                        Span("make repro PROFILE=full", code=True), ", then ", Span("boardrl publish full", code=True),
@@ -420,7 +451,7 @@ FULL_JSON_PATH = Path("published") / "full" / "docs" / "headline.json"
 REFERENCE_OF_KIND = {"tabular": "tabular", "dqn": "neural", "value": "neural", "alphazero": "alphazero"}
 
 
-def side_by_side(default: Headline, full: Headline) -> Table:
+def side_by_side(default: Headline, full: Headline, studies: tuple[StudyResults, ...] = ()) -> Table:
     """One line per game and kind of learner that either profile evaluated: the default profile's best agent, the
     full profile's, and the reference systems of the same kind; each agent names the opponent it was judged by
     (the strongest one of its game in its profile's runs)."""
@@ -438,15 +469,15 @@ def side_by_side(default: Headline, full: Headline) -> Table:
             if not any(ours):
                 continue
             same_kind = [x for x in refs if x.kind == REFERENCE_OF_KIND[kind.key]]
-            rows.append([text(game), text(kind.label), *(agent_cell(a, None) for a in ours),
+            rows.append([text(game), text(kind.label), *(agent_cell(a, None, code, studies) for a in ours),
                          reference_cell(same_kind)])
     return Table(header, rows)
 
 
-def report_blocks(h: Headline, name: Name) -> list[Block]:
+def report_blocks(h: Headline, name: Name, studies: tuple[StudyResults, ...] = ()) -> list[Block]:
     """The report's headline section: the same table, each experiment named by ``name`` (linked to its section);
     profile and commit are in the report's header, so they are not repeated."""
-    return [intro(), table(h, name)]
+    return [intro(), table(h, name, studies)]
 
 
 def _code_list(items: list[str]) -> Inline:
@@ -460,16 +491,17 @@ NO_RUN = ("No run yet: no pipeline run has written `docs/headline.json`. `make r
           "with it.\n")
 
 
-def render(h: Headline | None, full: Headline | None = None) -> str:
+def render(h: Headline | None, full: Headline | None = None, studies: tuple[StudyResults, ...] = ()) -> str:
     """The Markdown between README's markers: the table, or the line saying no run has produced it yet."""
-    return NO_RUN if h is None else markdown.render(blocks(h, full))
+    return NO_RUN if h is None else markdown.render(blocks(h, full, studies))
 
 
-def block(h: Headline | None, full: Headline | None = None) -> str:
+def block(h: Headline | None, full: Headline | None = None, studies: tuple[StudyResults, ...] = ()) -> str:
     """README's whole generated block, markers included."""
     sources = JSON_PATH.as_posix() + (f" and {FULL_JSON_PATH.as_posix()}" if full is not None else "")
+    sources += " and studies/*/results.json" if any(s.table is not None for s in studies) else ""
     note = f"<!-- generated by pipeline/report.py from {sources}: do not edit by hand -->"
-    return f"{START}\n{note}\n\n{render(h, full)}{END}"
+    return f"{START}\n{note}\n\n{render(h, full, studies)}{END}"
 
 
 # ---------------------------------------------------------------------------------------------- README
@@ -496,8 +528,17 @@ def published_full(root: Path | None = None) -> Headline | None:
     return load((Path.cwd() if root is None else Path(root)) / FULL_JSON_PATH)
 
 
-def with_block(readme: str, h: Headline | None, full: Headline | None = None) -> str:
+def studies_here(root: Path | None = None) -> tuple[StudyResults, ...]:
+    """The studies under ``root`` (default: the working directory, as for ``published_full``) with what they last
+    wrote: where the cells find other training seeds of one-seed experiments."""
+    return tuple(load_studies(Path.cwd() if root is None else Path(root)))
+
+
+def with_block(readme: str, h: Headline | None, full: Headline | None = None,
+               studies: tuple[StudyResults, ...] | None = None) -> str:
     """``readme`` with its generated block replaced by the one rendered from ``h`` and, beside it, ``full`` (by
-    default the published full profile's, ``published_full``)."""
+    default the published full profile's, ``published_full``), with the other seeds of ``studies`` (by default
+    ``studies_here``)."""
     lo, hi = _span(readme)
-    return readme[:lo] + block(h, published_full() if full is None else full) + readme[hi:]
+    rendered = block(h, published_full() if full is None else full, studies_here() if studies is None else studies)
+    return readme[:lo] + rendered + readme[hi:]

@@ -34,6 +34,7 @@ class StudyResults:
     figure: Path | None
     seeds_of: dict[str, list[int]] = field(default_factory=dict)  # experiment -> the seeds set in ``common``
     as_params: frozenset[str] = frozenset()  # variations that change nothing else: the profile's settings
+    profile: str = "default"  # the params profile whose settings the study starts from (its ``base_profile``)
 
     def more_seeds(self, exp_id: str) -> list[int]:
         """The training seeds of ``exp_id`` that a finished row of this study trained with the profile's own
@@ -42,6 +43,16 @@ class StudyResults:
         finished = any(r.get("experiment") == exp_id and r.get("variation") in self.as_params
                        for r in self.table or [])
         return list(self.seeds_of.get(exp_id, [])) if finished else []
+
+    def seed_wins(self, exp_id: str, opponent: str) -> dict[int, tuple[float, float]]:
+        """Each of ``more_seeds(exp_id)``'s wins against ``opponent`` as first and as second, from the table's
+        per-seed columns; a seed that did not meet ``opponent`` is left out."""
+        seeds = self.more_seeds(exp_id)
+        rows = [r for r in self.table or [] if r.get("experiment") == exp_id and r.get("variation") in self.as_params]
+        per_seat = ((rows[0].get("seat_wins_per_seed") or {}).get(opponent) or {}) if rows else {}
+        first, second = per_seat.get("as_first") or {}, per_seat.get("as_second") or {}
+        return {k: (float(first[str(k)]), float(second[str(k)])) for k in seeds
+                if first.get(str(k)) is not None and second.get(str(k)) is not None}
 
 
 def load_studies(project: Path) -> list[StudyResults]:
@@ -63,7 +74,8 @@ def load_studies(project: Path) -> list[StudyResults]:
                     for exp_id in study.spec.experiments if SEEDS_KEY.format(id=exp_id) in study.spec.common}
         out.append(StudyResults(study.name, study.spec.description.strip(), table,
                                 figure if table is not None and figure.is_file() else None, seeds_of,
-                                frozenset(v for v, keys in study.spec.variations.items() if not keys)))
+                                frozenset(v for v, keys in study.spec.variations.items() if not keys),
+                                study.spec.base_profile or "default"))
     return out
 
 
