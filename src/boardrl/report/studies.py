@@ -36,22 +36,26 @@ class StudyResults:
     as_params: frozenset[str] = frozenset()  # variations that change nothing else: the profile's settings
     profile: str = "default"  # the params profile whose settings the study starts from (its ``base_profile``)
 
+    def _as_profile_row(self, exp_id: str) -> dict[str, Any] | None:
+        """The finished row of ``exp_id`` trained with the profile's own settings (a variation of no keys)."""
+        return next((r for r in self.table or []
+                     if r.get("experiment") == exp_id and r.get("variation") in self.as_params), None)
+
     def more_seeds(self, exp_id: str) -> list[int]:
         """The training seeds of ``exp_id`` that a finished row of this study trained with the profile's own
-        settings (a variation of no keys): other samples of the same experiment, so the spread over training
-        runs of a one-seed experiment is read here.  Empty when the study changes its settings."""
-        finished = any(r.get("experiment") == exp_id and r.get("variation") in self.as_params
-                       for r in self.table or [])
-        return list(self.seeds_of.get(exp_id, [])) if finished else []
+        settings: other samples of the same experiment, so the spread over training runs of a one-seed
+        experiment is read here.  Empty when the study changes its settings."""
+        return list(self.seeds_of.get(exp_id, [])) if self._as_profile_row(exp_id) is not None else []
 
     def seed_wins(self, exp_id: str, opponent: str) -> dict[int, tuple[float, float]]:
         """Each of ``more_seeds(exp_id)``'s wins against ``opponent`` as first and as second, from the table's
         per-seed columns; a seed that did not meet ``opponent`` is left out."""
-        seeds = self.more_seeds(exp_id)
-        rows = [r for r in self.table or [] if r.get("experiment") == exp_id and r.get("variation") in self.as_params]
-        per_seat = ((rows[0].get("seat_wins_per_seed") or {}).get(opponent) or {}) if rows else {}
+        row = self._as_profile_row(exp_id)
+        if row is None:
+            return {}
+        per_seat = (row.get("seat_wins_per_seed") or {}).get(opponent) or {}
         first, second = per_seat.get("as_first") or {}, per_seat.get("as_second") or {}
-        return {k: (float(first[str(k)]), float(second[str(k)])) for k in seeds
+        return {k: (float(first[str(k)]), float(second[str(k)])) for k in self.seeds_of.get(exp_id, [])
                 if first.get(str(k)) is not None and second.get(str(k)) is not None}
 
 
