@@ -279,12 +279,14 @@ def test_variations_that_failed_side_by_side_run_once_more_alone(monkeypatch, tm
     monkeypatch.setattr(study_mod, "wait_for", lambda root, names, jobs, poll_s, say:
                         calls.append(("wait", names, jobs)))
     said: list[str] = []
-    study_mod._retry_alone(tmp_path, study, wanted, ["a", "b"], 0.0, said.append)
+    assert study_mod._retry_alone(tmp_path, study, wanted, ["a", "b"], 0.0, said.append) is None  # read again
     assert calls == [("queue", "b", {"v": "b"}, "Failed"), ("start", 1), ("wait", ["s-b"], 1)]
     assert said == ["study s: s-b failed beside another variation (DVC's parallel workers can race: "
                     "treeverse/dvc#10673); running it again alone"]
     calls.clear()
-    study_mod._retry_alone(tmp_path, study, wanted, ["a"], 0.0, said.append)  # nothing failed: nothing runs
+    # nothing failed: nothing runs, and what it read is the caller's table
+    assert study_mod._retry_alone(tmp_path, study, wanted, ["a"], 0.0, said.append) == {
+        "s-a": Finished("1" * 40, {"v": "a"}, {})}
     assert calls == []
 
 

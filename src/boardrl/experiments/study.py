@@ -388,13 +388,14 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
         check_cores(study, {v: wanted[v] for v in run}, jobs, available_cores())
     for v in run:
         _queue(root, study, v, wanted[v], done, queued.get(exp_name(study, v)), say)
+    results = None
     if run or wait:
         init_tracking(root)
         start_workers(root, jobs)
         wait_for(root, [exp_name(study, v) for v in run + wait], jobs, poll_s, say)
         if jobs > 1:
-            _retry_alone(root, study, wanted, run + wait, poll_s, say)
-    results = finished_or_reused(root, study, wanted)
+            results = _retry_alone(root, study, wanted, run + wait, poll_s, say)
+    results = results or finished_or_reused(root, study, wanted)
     files = write_results(root, study, wanted, results)
     say(f"study {name}: " + ", ".join(str(f.relative_to(root)) for f in files))
     missing = [exp_name(study, v) for v, p in wanted.items() if not is_done(results, exp_name(study, v), p)]
@@ -404,8 +405,9 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
 
 
 def _retry_alone(root: Path, study: Study, wanted: dict[str, dict[str, Any]], ran: list[str], poll_s: float,
-                 say: Callable[[str], None]) -> None:
-    """Run once more, one at a time, the variations that failed side by side.
+                 say: Callable[[str], None]) -> dict[str, Finished] | None:
+    """Run once more, one at a time, the variations that failed side by side; the finished experiments when none
+    had failed (read here anyway, so the caller need not read them again), else None.
 
     Why: DVC's queue workers race when several run at once (treeverse/dvc#10673: identical outputs of two
     experiments, such as the shared download stage, go into one cache together), and a variation then fails in
@@ -415,13 +417,14 @@ def _retry_alone(root: Path, study: Study, wanted: dict[str, dict[str, Any]], ra
     results, (queued, _) = finished_or_reused(root, study, wanted), queue_status(root)
     failed = [v for v in ran if not is_done(results, exp_name(study, v), wanted[v])]
     if not failed:
-        return
+        return results
     say(f"study {study.name}: {', '.join(exp_name(study, v) for v in failed)} failed beside another variation "
         "(DVC's parallel workers can race: treeverse/dvc#10673); running it again alone")
     for v in failed:
         _queue(root, study, v, wanted[v], results, queued.get(exp_name(study, v)), say)
     start_workers(root, 1)
     wait_for(root, [exp_name(study, v) for v in failed], 1, poll_s, say)
+    return None
 
 
 def _queue(root: Path, study: Study, variation: str, params: dict[str, Any], done: dict[str, Finished],
