@@ -633,6 +633,32 @@ def bench_tiny_profile(repeats: int) -> dict[str, float]:
     return {"pipeline.tiny_profile_s": statistics.median(runs)}
 
 
+REPORT_KEYS = ("report.figures_drawn_s", "report.figures_copied_s")
+#: One report build in a fresh process, as the report stage makes it (argv: results dir, output dir).
+REPORT_BUILD = ("import sys; from pathlib import Path; from boardrl.report.build import build_report; "
+                "build_report(Path(sys.argv[1]), Path(sys.argv[2]))")
+
+
+def bench_report(repeats: int) -> dict[str, float | None]:
+    """The report stage's build over the workspace's results (after `make repro`): with an empty figure cache
+    (every figure drawn), then again with the cache that build filled (every figure copied), as after a change
+    that left the experiments' results as they were; each in a fresh process, as the stage runs.  None without
+    results."""
+    results = HERE.parent / "results"
+    if not (results / "metrics").is_dir():
+        return dict.fromkeys(REPORT_KEYS)
+    drawn, copied = [], []
+    for _ in range(max(1, min(repeats, 3))):  # about half a minute a round
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, "BOARDRL_FIGURE_CACHE": str(Path(tmp) / "figures")}
+            for runs in (drawn, copied):
+                t = time.perf_counter()
+                subprocess.run([sys.executable, "-c", REPORT_BUILD, str(results), str(Path(tmp) / "reports")],
+                               env=env, check=True, capture_output=True, timeout=600)
+                runs.append(time.perf_counter() - t)
+    return {"report.figures_drawn_s": statistics.median(drawn), "report.figures_copied_s": statistics.median(copied)}
+
+
 def all_benches() -> list[Bench]:
     benches = []
     for g in ENGINE_GAMES:
@@ -654,6 +680,7 @@ def all_benches() -> list[Bench]:
     benches.append(Bench(SELFPLAY_RAY_KEYS, bench_selfplay_ray))
     benches.append(Bench(WEB_REFEREE_KEYS, bench_web_referee))
     benches.append(Bench(("pipeline.tiny_profile_s",), bench_tiny_profile))
+    benches.append(Bench(REPORT_KEYS, bench_report))
     return benches
 
 

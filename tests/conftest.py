@@ -13,8 +13,12 @@ worker rewrites the asserts of every test module again (collection 12.6 s instea
 stage and CLI process the tests start compiles the project's modules again (about 0.15 s each, some hundreds of
 them).  ``__pycache__`` is git-ignored."""
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
+
 import pytest
 
 sys.dont_write_bytecode = False
@@ -22,6 +26,13 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 os.environ.setdefault("BOARDRL_TORCH_THREADS", "1")
 os.environ.setdefault("BOARDRL_TRACKING_SERVICE", "off")
+
+# The report's figure cache (report/figure_cache.py): one empty cache per worker and run, not the user's
+# ~/.cache, so a run's time does not depend on what earlier runs drew; the pipeline tests' stages get it too
+# (repo_copy.stage_env).  Removed when the worker exits.
+if "BOARDRL_FIGURE_CACHE" not in os.environ:
+    os.environ["BOARDRL_FIGURE_CACHE"] = tempfile.mkdtemp(prefix="boardrl-figures-")
+    atexit.register(shutil.rmtree, os.environ["BOARDRL_FIGURE_CACHE"], True)
 
 
 

@@ -78,6 +78,8 @@ def stage_env(project: Path | None = None) -> dict[str, str]:
     # other worker's tests only oversubscribe them (tests/experiments/test_parallel_repro.py covers the
     # side-by-side runs).
     env["BOARDRL_REPRO_JOBS"] = "1"
+    if os.environ.get("BOARDRL_FIGURE_CACHE"):  # the suite's own (tests/conftest.py), not the user's
+        env["BOARDRL_FIGURE_CACHE"] = os.environ["BOARDRL_FIGURE_CACHE"]
     if project is not None and (Path(project) / "src").is_dir():
         env["PYTHONPATH"] = str(Path(project) / "src")
     return env

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import boardrl.report.figure_cache as figure_cache
 import boardrl.report.figures as figures
 from boardrl.report.document import Block, Bullets, Heading, Image, Inline, Paragraph, Ref, Span, Table, text
 from boardrl.report.evaluation import AcrossReading, CountedRate, Interval, SpreadReading, UCIReading, ValueAccuracy
@@ -131,7 +132,7 @@ def curve_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
     if len(missing) == len(e.seeds):
         return [Paragraph(text("No learning curve yet (", where, " is missing)."))]
     name = f"curve_{e.key}.png"
-    figures.save(figures.learning_curve(e), fig_dir / name)
+    figure_cache.draw(fig_dir / name, figures.learning_curve, e)
     out: list[Block] = [
         Heading(3, "Learning curve"),
         Paragraph(text(f"Combined W/D/L against each benchmark opponent during training (log scale of training "
@@ -205,7 +206,7 @@ def evaluation_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]
         return [Paragraph(text("Not evaluated yet (", Span(f"results/eval/{e.id}.json", code=True), " is missing)."))]
     first = next(iter(e.evaluated))
     name = f"wdl_{e.key}.png"
-    figures.save(figures.wdl_bars(e, first), fig_dir / name)
+    figure_cache.draw(fig_dir / name, figures.wdl_bars, e, first)
     out: list[Block] = [
         Heading(3, "Final evaluation by seed"),
         Paragraph(text("W/D/L per seat against the ladder for each seed, with 95% Wilson intervals over its games "
@@ -341,7 +342,7 @@ def uci_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
                       numeric=frozenset({3, 4, 5, 6}))]
     first = next(iter(seeds))
     name = f"uci_{e.key}.png"
-    figures.save(figures.uci_results(e, first), fig_dir / name)
+    figure_cache.draw(fig_dir / name, figures.uci_results, e, first)
     out.append(Image(f"figures/{name}", f"UCI results of {e.id}, seed {first}"))
     return out
 
@@ -468,7 +469,7 @@ def optimal_blocks(exps: list[Experiment], links: Links, fig_dir: Path,
     if not groups:
         return out
     note = equal_rates_note(groups)
-    figures.save(figures.optimal_rates(groups), fig_dir / name)
+    figure_cache.draw(fig_dir / name, figures.optimal_rates, groups)
     return [*out, *([note] if note else []),
             Paragraph(text("The figure: each seed's rate with its 95% Wilson interval over its positions and, with "
                            "several seeds, their IQM (diamond) with its bootstrap interval; the axis is zoomed in "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import boardrl.report.figures as figures
+import boardrl.report.figure_cache as figure_cache
 from boardrl.report.document import Block, Heading, Image, Paragraph, Span, Table, text
 from boardrl.report.reference_systems import REFERENCE_NUMBERS, ReferenceNumber
 from boardrl.report.results import Experiment
@@ -40,7 +40,7 @@ def trace_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
     first = min(traced)
     rows_first = read_trace(traced[first])
     name = f"trace_{e.key}.png"
-    figures.save(trace_figure(rows_first, targets, title=f"{e.id}, seed {first}: Q(s0, a)"), fig_dir / name)
+    figure_cache.draw(fig_dir / name, trace_figure, rows_first, targets, title=f"{e.id}, seed {first}: Q(s0, a)")
     table_rows = []
     actions: list[str] = []
     for k, path in traced.items():
