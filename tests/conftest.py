@@ -27,9 +27,10 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ.setdefault("BOARDRL_TORCH_THREADS", "1")
 os.environ.setdefault("BOARDRL_TRACKING_SERVICE", "off")
 
-# The report's figure cache (report/figure_cache.py): one empty cache per worker and run, not the user's
-# ~/.cache, so a run's time does not depend on what earlier runs drew; the pipeline tests' stages get it too
-# (repo_copy.stage_env).  Removed when the worker exits.
+# The report's figure cache (report/figure_cache.py): one empty cache per run, not the user's ~/.cache, so a
+# run's time does not depend on what earlier runs drew.  Made by the first process that loads this file (xdist's
+# controller), whose workers inherit it; the pipeline tests' stages get it too (repo_copy.stage_env).  Removed
+# when that process exits.
 if "BOARDRL_FIGURE_CACHE" not in os.environ:
     os.environ["BOARDRL_FIGURE_CACHE"] = tempfile.mkdtemp(prefix="boardrl-figures-")
     atexit.register(shutil.rmtree, os.environ["BOARDRL_FIGURE_CACHE"], True)

@@ -2,7 +2,7 @@
 instead of drawn again.
 
 Why: drawing is most of the report stage's time.  Matplotlib's layout and rasterising take about a quarter of a
-second a figure (measured: 5.7 of the 7.6 s of a report of 8 experiments).  The stage reruns whenever any result
+second a figure (measured under cProfile: 5.7 of the 7.6 s of a report of 8 experiments).  The stage reruns whenever any result
 changes, and most experiments' figures are then the same as in the last run.
 
 Why a hit is the figure a fresh draw would give: the figure functions are pure functions of their arguments, drawn
@@ -59,13 +59,13 @@ def draw(path: Path, figure: Callable[..., Any], *args: Any, **kwargs: Any) -> N
     drawn (``figures.save``) and then kept."""
     where = cache_dir()
     key = _key(figure, args, kwargs) if where is not None else None
-    entry = _read(where / key) if where is not None and key is not None else None
-    if entry is not None:
+    stem = where / key if where is not None and key is not None else None
+    if stem is not None and (entry := _read(stem)) is not None:
         atomic_write_bytes(path, entry)
         return
     save(figure(*args, **kwargs), path)
-    if where is not None and key is not None:
-        _keep(where / key, Path(path).read_bytes())
+    if stem is not None:
+        _keep(stem, Path(path).read_bytes())
 
 
 def _key(figure: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
