@@ -290,6 +290,39 @@ def test_variations_that_failed_side_by_side_run_once_more_alone(monkeypatch, tm
     assert calls == []
 
 
+def test_a_study_that_runs_nothing_reads_the_finished_experiments_once(monkeypatch, tmp_path):
+    """Nothing queued and nothing in DVC's queue: the table is written from what was read at the start (each read
+    is a ``dvc exp show``, about 1.7 s here); a variation still in the queue may finish meanwhile, so ``--collect``
+    reads again before the table."""
+    from boardrl.experiments import study as study_mod
+
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate({**TINY_STUDY, "variations": {"a": {}, "b": {}}}))
+    wanted = {"a": {"v": "a"}, "b": {"v": "b"}}
+    reads: list[str] = []
+    tables: list[set[str]] = []
+    monkeypatch.setattr(study_mod, "load_study", lambda root, name: study)
+    monkeypatch.setattr(study_mod, "validate", lambda root, st: wanted)
+    monkeypatch.setattr(study_mod, "prepare_data", lambda root, st, w, say: None)
+
+    def finished_or_reused(root, st, w):  # s-b finishes after the first read
+        reads.append("read")
+        return {"s-a": Finished("1" * 40, {"v": "a"}, {}),
+                **({"s-b": Finished("2" * 40, {"v": "b"}, {})} if len(reads) > 1 else {})}
+
+    monkeypatch.setattr(study_mod, "finished_or_reused", finished_or_reused)
+    monkeypatch.setattr(study_mod, "write_results", lambda root, st, w, results: tables.append(set(results)) or [])
+
+    monkeypatch.setattr(study_mod, "queue_status", lambda root: ({}, False))
+    assert study_mod.run_study(tmp_path, "s", collect=True, say=lambda m: None) == 1  # s-b not finished
+    assert reads == ["read"] and tables == [{"s-a"}]
+
+    reads.clear()
+    tables.clear()
+    monkeypatch.setattr(study_mod, "queue_status", lambda root: ({"s-b": "Running"}, True))
+    assert study_mod.run_study(tmp_path, "s", collect=True, say=lambda m: None) == 0  # s-b finished meanwhile
+    assert reads == ["read", "read"] and tables == [{"s-a", "s-b"}]
+
+
 def test_waiting_outlasts_an_entry_missing_for_a_moment_and_ends_when_it_is_removed(monkeypatch, tmp_path):
     """A task between DVC's queue and its worker is briefly in neither listing: the study keeps waiting (it once
     took such a variation for finished), and stops only when the entry has been gone ``ABSENT_POLLS`` polls."""

@@ -376,6 +376,7 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
     done = finished_or_reused(root, study, wanted)
     queued, alive = queue_status(root)
     skip, wait, run = plan(wanted, study, done, queued, alive)
+    in_flight = bool(wait)  # queued or running in DVC's queue: they may finish while this command runs
     for v in skip:
         found = done[exp_name(study, v)]
         since = (f", carried from {STUDIES_DIR}/{name}/results.json: the fingerprint of what it ran still holds"
@@ -395,7 +396,8 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
         wait_for(root, [exp_name(study, v) for v in run + wait], jobs, poll_s, say)
         if jobs > 1:
             results = _retry_alone(root, study, wanted, run + wait, poll_s, say)
-    results = results or finished_or_reused(root, study, wanted)
+    if results is None:  # what was read at the start still holds when nothing ran or could finish since
+        results = finished_or_reused(root, study, wanted) if run or wait or in_flight else done
     files = write_results(root, study, wanted, results)
     say(f"study {name}: " + ", ".join(str(f.relative_to(root)) for f in files))
     missing = [exp_name(study, v) for v, p in wanted.items() if not is_done(results, exp_name(study, v), p)]
