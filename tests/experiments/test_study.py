@@ -272,7 +272,8 @@ def test_variations_that_failed_side_by_side_run_once_more_alone(monkeypatch, tm
     wanted = {"a": {"v": "a"}, "b": {"v": "b"}}
     calls: list[tuple] = []
     monkeypatch.setattr(study_mod, "finished", lambda root: {"s-a": Finished("1" * 40, {"v": "a"}, {})})
-    monkeypatch.setattr(study_mod, "queue_status", lambda root: ({"s-a": "Success", "s-b": "Failed"}, False))
+    monkeypatch.setattr(study_mod, "queue_status",
+                        lambda root, ask_if=None: ({"s-a": "Success", "s-b": "Failed"}, False))
     monkeypatch.setattr(study_mod, "_queue", lambda root, st, v, params, done, status, say:
                         calls.append(("queue", v, params, status)))
     monkeypatch.setattr(study_mod, "start_workers", lambda root, jobs: calls.append(("start", jobs)))
@@ -312,15 +313,55 @@ def test_a_study_that_runs_nothing_reads_the_finished_experiments_once(monkeypat
     monkeypatch.setattr(study_mod, "finished_or_reused", finished_or_reused)
     monkeypatch.setattr(study_mod, "write_results", lambda root, st, w, results: tables.append(set(results)) or [])
 
-    monkeypatch.setattr(study_mod, "queue_status", lambda root: ({}, False))
+    monkeypatch.setattr(study_mod, "queue_status", lambda root, ask_if=None: ({}, False))
     assert study_mod.run_study(tmp_path, "s", collect=True, say=lambda m: None) == 1  # s-b not finished
     assert reads == ["read"] and tables == [{"s-a"}]
 
     reads.clear()
     tables.clear()
-    monkeypatch.setattr(study_mod, "queue_status", lambda root: ({"s-b": "Running"}, True))
+    monkeypatch.setattr(study_mod, "queue_status", lambda root, ask_if=None: ({"s-b": "Running"}, True))
     assert study_mod.run_study(tmp_path, "s", collect=True, say=lambda m: None) == 0  # s-b finished meanwhile
     assert reads == ["read", "read"] and tables == [{"s-a", "s-b"}]
+
+
+def test_the_queue_asks_for_a_worker_only_when_an_entry_needs_one(monkeypatch, tmp_path):
+    """celery's ping waits a second when no worker answers: ``queue_status`` sends it only while an entry has a
+    status the caller names (``ask_if``), always without ``ask_if``, and never for ``ask_if=()``."""
+    import dvc.repo
+
+    from boardrl.experiments.study import queue_status
+
+    pings: list[str] = []
+
+    class Queue:
+        entries: list[dict] = []
+        proc = type("Proc", (), {"wdir": str(tmp_path)})()  # no process records: no experiment running
+
+        def status(self):
+            return self.entries
+
+        def worker_status(self):
+            pings.append("ping")
+            return {"worker-1": []}
+
+    class FakeRepo:
+        def __init__(self, root):
+            self.experiments = type("Experiments", (), {"celery_queue": Queue()})()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(dvc.repo, "Repo", FakeRepo)
+    Queue.entries = [{"name": "s-a", "status": "Success"}, {"name": "s-b", "status": "Queued"}]
+    assert queue_status(tmp_path, ask_if=("Running",)) == ({"s-a": "Success", "s-b": "Queued"}, False)
+    assert queue_status(tmp_path, ask_if=()) == ({"s-a": "Success", "s-b": "Queued"}, False)
+    assert pings == []
+    assert queue_status(tmp_path)[1] is True and pings == ["ping"]
+    Queue.entries = [{"name": "s-b", "status": "Running"}]
+    assert queue_status(tmp_path, ask_if=("Running",)) == ({"s-b": "Running"}, True) and pings == ["ping"] * 2
 
 
 def test_waiting_outlasts_an_entry_missing_for_a_moment_and_ends_when_it_is_removed(monkeypatch, tmp_path):
@@ -330,7 +371,7 @@ def test_waiting_outlasts_an_entry_missing_for_a_moment_and_ends_when_it_is_remo
 
     def replay(listings):
         polls = iter(listings)
-        monkeypatch.setattr(study_mod, "queue_status", lambda root: (next(polls), True))
+        monkeypatch.setattr(study_mod, "queue_status", lambda root, ask_if=None: (next(polls), True))
         said: list[str] = []
         study_mod.wait_for(tmp_path, ["s-a"], 1, 0.0, said.append)
         return said
@@ -372,7 +413,7 @@ def test_a_worker_is_replaced_only_after_six_polls_without_one(monkeypatch, tmp_
     monkeypatch.setattr(study_mod, "start_workers", lambda root, jobs: calls.append(("start",)))
     polls = iter([({"s-a": "Running"}, False)] * 5 + [({"s-a": "Running"}, True)]
                  + [({"s-a": "Running"}, False)] * 5 + [({"s-a": "Success"}, False)])
-    monkeypatch.setattr(study_mod, "queue_status", lambda root: next(polls))
+    monkeypatch.setattr(study_mod, "queue_status", lambda root, ask_if=None: next(polls))
     study_mod.wait_for(tmp_path, ["s-a"], 1, 0.0, lambda line: None)
     assert calls == []
     polls = iter([({"s-a": "Running"}, False)] * 6 + [({"s-a": "Failed"}, False)])

@@ -296,18 +296,22 @@ def committed_rows(root: Path, study: Study) -> list[dict[str, Any]]:
     return [r for r in rows_ if isinstance(r, dict)] if isinstance(rows_, list) else []
 
 
-def queue_status(root: Path) -> tuple[dict[str, str], bool]:
+def queue_status(root: Path, ask_if: tuple[str, ...] | None = None) -> tuple[dict[str, str], bool]:
     """(name -> status of each queue entry: Queued, Running, Success, Failed; whether a worker is alive).
 
     Alive: a worker answers celery's ping, or an experiment the queue started still runs.  The ping alone is not
     enough: it waits one second for the answer, and a worker whose experiment trains on every core often misses
-    that; six misses in a row once made ``wait_for`` kill a healthy variation 15 minutes into its training."""
+    that; six misses in a row once made ``wait_for`` kill a healthy variation 15 minutes into its training.
+    ``ask_if``: look for a worker only when an entry has one of these statuses (False otherwise), for a caller to
+    whom the answer matters only then; the ping's second with no worker to answer was most of a finished study's
+    reading of the queue.  None: always."""
     from dvc.repo import Repo
 
     with Repo(str(root)) as repo:
         q = repo.experiments.celery_queue
         entries = {e["name"]: e["status"] for e in q.status() if e.get("name")}
-        alive = experiment_running(Path(q.proc.wdir)) or bool(q.worker_status())
+        asked = ask_if is None or any(s in ask_if for s in entries.values())
+        alive = asked and (experiment_running(Path(q.proc.wdir)) or bool(q.worker_status()))
     return entries, alive
 
 
@@ -374,7 +378,7 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
     wanted = validate(root, study)
     prepare_data(root, study, wanted, say)
     done = finished_or_reused(root, study, wanted)
-    queued, alive = queue_status(root)
+    queued, alive = queue_status(root, ask_if=("Running",))  # plan: a live worker matters to a running entry
     skip, wait, run = plan(wanted, study, done, queued, alive)
     in_flight = bool(wait)  # queued or running in DVC's queue: they may finish while this command runs
     for v in skip:
@@ -416,7 +420,7 @@ def _retry_alone(root: Path, study: Study, wanted: dict[str, dict[str, Any]], ra
     a stage that has nothing wrong with it (seen here: ``download`` failing on "No such file or directory" for
     its own output).  Alone, nothing races; a variation that fails again is reported as not finished.
     """
-    results, (queued, _) = finished_or_reused(root, study, wanted), queue_status(root)
+    results, (queued, _) = finished_or_reused(root, study, wanted), queue_status(root, ask_if=())
     failed = [v for v in ran if not is_done(results, exp_name(study, v), wanted[v])]
     if not failed:
         return results
