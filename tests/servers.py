@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from mlflow_store import seed_file
 from repo_copy import free_port, stop_group, wait_for_answer
 
 PG_USER = "postgres"
@@ -76,7 +77,11 @@ def postgres_server(database: str = "optuna") -> Iterator[str]:
 
 @contextmanager
 def mlflow_server(directory: Path) -> Iterator[str]:
-    """``mlflow server`` on 127.0.0.1:<free port> over a SQLite store in ``directory``; yields its URI."""
+    """``mlflow server`` on 127.0.0.1:<free port> over a SQLite store in ``directory``; yields its URI.
+
+    The store starts as the suite's migrated template (``mlflow_store``), so the server and its worker do not
+    build MLflow's tables and run its migrations again."""
+    seed_file(Path(directory) / "server.db")
     port = free_port()
     cmd = [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port),
            "--backend-store-uri", f"sqlite:///{directory}/server.db", "--default-artifact-root",
