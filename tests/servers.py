@@ -81,10 +81,11 @@ def mlflow_server(directory: Path) -> Iterator[str]:
 
     The store starts as the suite's migrated template (``mlflow_store``), so the server and its worker do not
     build MLflow's tables and run its migrations again."""
-    seed_file(Path(directory) / "server.db")
+    store = Path(directory) / "server.db"
+    seed_file(store)
     port = free_port()
     cmd = [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port),
-           "--backend-store-uri", f"sqlite:///{directory}/server.db", "--default-artifact-root",
+           "--backend-store-uri", f"sqlite:///{store}", "--default-artifact-root",
            str(directory / "artifacts"), "--workers", "1"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     proc = subprocess.Popen(cmd, cwd=directory, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
