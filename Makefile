@@ -5,16 +5,8 @@ STAMP := .venv/.installed
 
 .PHONY: install test bench repro publish study ui play docs docs-serve clean
 
-# The interpreter .venv is built from: the distribution's /usr/bin/python3 when it is Python 3.11 or newer with its
-# venv module, else the first python3 on PATH; `make install PYTHON=...` chooses another.  Why: Debian builds its
-# interpreter with PGO and LTO and links it statically, while the python3 first on PATH on this project's machines
-# is a pyenv build without either; the test suite needs 17% less CPU on Debian's (docs/studies/pipeline-timing.md).
-# An existing .venv is kept: `rm -rf .venv` first to rebuild it on another interpreter.
-PYTHON ?= $(shell for p in /usr/bin/python3 python3; do \
-	$$p -c 'import sys, ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo $$p; break; }; done)
-
 $(PY):
-	$(or $(PYTHON),python3) -m venv .venv
+	python3 -m venv .venv
 
 # torch first: 2.13.0 resolves to the local CPU build here; the project's range (torch>=2.4) then adds nothing.
 $(STAMP): $(PY) pyproject.toml
