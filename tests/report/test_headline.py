@@ -238,6 +238,19 @@ def test_a_cell_adds_the_wins_of_the_other_seeds_a_study_trained_with_the_same_s
     assert "in study" not in with_dqn  # the study trained no seeds of tic-tac-toe's experiments
 
 
+def test_studies_that_report_the_same_seeds_wins_are_named_together_once(table):
+    """Two studies that each trained the profile's own settings hold the same models of seeds 1 and 2, so the
+    same wins: the cell gives the figures once and names both; a third with other wins stands apart."""
+    maxmin = {"1": (0.94, 0.97), "2": (0.93, 0.955)}
+    studies = (seeds_study("c4_seeds", {"maxmin": maxmin}), seeds_study("search", {"maxmin": maxmin}),
+               seeds_study("other_machine", {"maxmin": {"1": (0.9, 0.97), "2": (0.93, 0.955)}}))
+    c4 = next(line for line in headline.render(table, studies=studies).splitlines()
+              if line.startswith("| connect4 |"))
+    assert ("; seeds 1, 2 in studies `c4_seeds`, `search`: first W 94.0%, 93.0%; second W 97.0%, 95.5%; "
+            "seeds 1, 2 in study `other_machine`: first W 90.0%, 93.0%; second W 97.0%, 95.5% |") in c4
+    assert c4.count("first W 94.0%, 93.0%") == 1
+
+
 def test_the_full_profile_stands_beside_the_default_one_kind_by_kind(table):
     """With the published full profile, README's table has one line per game and kind that either profile
     evaluated: the default's agent, the full's, and the reference systems of the same kind; the column heads link

@@ -336,18 +336,25 @@ def other_seeds(a: AgentResult, studies: tuple[StudyResults, ...]) -> Inline:
     trained with its profile's settings unchanged: ``; seeds 1, 2 in study `neural_seeds`: first W 39.2%, 32.6%;
     second W 16.2%, 10.8%``.  Why in the cell: a one-seed experiment's interval is over games, not training runs,
     and the spread over training runs (conniption_dqn's second seat: 47%, 0%, 26%) is what another machine's
-    rerun is judged by."""
-    spans: Inline = []
+    rerun is judged by.  Studies that report the same wins for the same seeds (each trained the profile's own
+    settings: the same models) are named together, so the figures appear once."""
+    found: dict[tuple, list[str]] = {}  # (seed, (first, second)) pairs -> the studies that report them
     for study in studies:
         if study.profile != a.profile:
             continue
         wins = {k: w for k, w in study.seed_wins(a.experiment, a.opponent).items() if k not in a.seeds}
-        if not wins:
-            continue
-        seeds = ", ".join(map(str, wins))
-        spans += [Span(f"; seed{'s' if len(wins) != 1 else ''} {seeds} in study "), Span(study.name, code=True),
-                  Span(f": first W {', '.join(_percent(f) for f, _ in wins.values())}; "
-                       f"second W {', '.join(_percent(s) for _, s in wins.values())}")]
+        if wins:
+            found.setdefault(tuple(wins.items()), []).append(study.name)
+    spans: Inline = []
+    for pairs, names in found.items():
+        wins = dict(pairs)
+        seeds = f"seed{'s' if len(wins) != 1 else ''} {', '.join(map(str, wins))}"
+        spans.append(Span(f"; {seeds} in {'studies' if len(names) > 1 else 'study'} "))
+        for i, name in enumerate(names):
+            spans += [Span(", ")] if i else []
+            spans.append(Span(name, code=True))
+        spans.append(Span(f": first W {', '.join(_percent(f) for f, _ in wins.values())}; "
+                          f"second W {', '.join(_percent(s) for _, s in wins.values())}"))
     return spans
 
 
