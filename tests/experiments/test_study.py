@@ -265,7 +265,8 @@ def test_plan_skips_finished_variations_and_reruns_the_rest():
 
 def test_variations_that_failed_side_by_side_run_once_more_alone(monkeypatch, tmp_path):
     """DVC's parallel queue workers can race (treeverse/dvc#10673): a variation that failed beside another is
-    queued again and run by one worker; one that failed alone, or twice, is left to the report."""
+    queued again and run by one worker; one that failed alone, or twice, is left to the report, and one taken out
+    of DVC's queue by hand stays out."""
     from boardrl.experiments import study as study_mod
 
     study = Study("s", "studies/s.yaml", StudyFile.model_validate({**TINY_STUDY, "variations": {"a": {}, "b": {}}}))
@@ -289,6 +290,15 @@ def test_variations_that_failed_side_by_side_run_once_more_alone(monkeypatch, tm
     assert study_mod._retry_alone(tmp_path, study, wanted, ["a"], 0.0, said.append) == {
         "s-a": Finished("1" * 40, {"v": "a"}, {})}
     assert calls == []
+    # taken out of the queue by hand while the study waited (gone from the listing, or "Success" with no
+    # experiment): not queued again, and said so
+    for listing in ({"s-a": "Success"}, {"s-a": "Success", "s-b": "Success"}):
+        monkeypatch.setattr(study_mod, "queue_status", lambda root, ask_if=None, listing=listing: (listing, False))
+        said.clear()
+        assert study_mod._retry_alone(tmp_path, study, wanted, ["a", "b"], 0.0, said.append) == {
+            "s-a": Finished("1" * 40, {"v": "a"}, {})}
+        assert calls == [] and said == ["study s: s-b left DVC's queue without failing (removed by hand?): "
+                                        "not run again"]
 
 
 def test_a_study_that_runs_nothing_reads_the_finished_experiments_once(monkeypatch, tmp_path):

@@ -418,10 +418,17 @@ def _retry_alone(root: Path, study: Study, wanted: dict[str, dict[str, Any]], ra
     Why: DVC's queue workers race when several run at once (treeverse/dvc#10673: identical outputs of two
     experiments, such as the shared download stage, go into one cache together), and a variation then fails in
     a stage that has nothing wrong with it (seen here: ``download`` failing on "No such file or directory" for
-    its own output).  Alone, nothing races; a variation that fails again is reported as not finished.
+    its own output).  Alone, nothing races; a variation that fails again is reported as not finished.  Only a
+    "Failed" entry runs again: one that left DVC's queue without an experiment was taken out by hand (``dvc queue
+    remove``) while the study waited, and queueing it again undid that (it did here, once: a four-hour variation).
     """
     results, (queued, _) = finished_or_reused(root, study, wanted), queue_status(root, ask_if=())
-    failed = [v for v in ran if not is_done(results, exp_name(study, v), wanted[v])]
+    unfinished = [v for v in ran if not is_done(results, exp_name(study, v), wanted[v])]
+    failed = [v for v in unfinished if queued.get(exp_name(study, v)) == "Failed"]
+    for v in unfinished:
+        if v not in failed:
+            say(f"study {study.name}: {exp_name(study, v)} left DVC's queue without failing (removed by hand?): "
+                "not run again")
     if not failed:
         return results
     say(f"study {study.name}: {', '.join(exp_name(study, v) for v in failed)} failed beside another variation "
