@@ -388,6 +388,59 @@ def test_cli_run_refuses_before_dvc(project):
         "error: params.yaml + profiles/tiny.yaml: experiments.tictactoe_tabular_q.game: unknown game 'go'")
 
 
+def _git_dvc_project(root: Path) -> Path:
+    """A committed git + DVC project of one file: what ``sync_run_dir`` makes a worktree of."""
+    root.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    for cmd in (["git", "init", "-q"], [str(Path(sys.executable).parent / "dvc"), "init", "-q"]):
+        subprocess.run(cmd, cwd=root, check=True, env=env)
+    (root / "notes.txt").write_text("one\n")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "start"], cwd=root, check=True, env=env)
+    return root
+
+
+def test_a_git_lock_left_by_a_killed_run_is_removed_and_the_run_directory_synced(tmp_path, capsys):
+    """A SIGKILL during the run directory's own ``git checkout`` left its index.lock, and every rerun then failed
+    with git's "remove the file manually to continue" (the random-kills test, 2026-12-03)."""
+    from boardrl.experiments.profiles import drop_stale_git_locks, sync_run_dir
+
+    root = _git_dvc_project(tmp_path / "project")
+    directory = root.joinpath(*RUN_DIRS, "tiny")
+    sync_run_dir(root, directory)
+    git_dir = Path(subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=directory, check=True,
+                                  capture_output=True, text=True).stdout.strip())
+    assert git_dir.parent.name == "worktrees"  # the worktree's own git directory, never the project's
+    (git_dir / "index.lock").write_text("")
+    refused = subprocess.run(["git", "checkout", "-q", "-f", "--detach", "HEAD"], cwd=directory,
+                             capture_output=True, text=True)
+    assert refused.returncode != 0 and "index.lock" in refused.stderr  # what the rerun met
+    capsys.readouterr()
+    (root / "notes.txt").write_text("two\n")  # an uncommitted change: the sync must carry it over
+    sync_run_dir(root, directory)
+    assert not (git_dir / "index.lock").exists() and (directory / "notes.txt").read_text() == "two\n"
+    assert capsys.readouterr().err.strip() == f"note: removed index.lock from {git_dir}: left by a killed run"
+    assert drop_stale_git_locks(directory) == []  # nothing left, nothing said
+    assert not (root / ".git" / "index.lock").exists()
+
+
+def test_a_second_run_in_the_same_profile_directory_is_refused_in_one_line(tmp_path, capsys):
+    """The lock that makes a worktree's git locks safe to remove: held for the run, released when it ends."""
+    from boardrl.experiments.profiles import only_run
+
+    directory = tmp_path / "runs" / "tiny"
+    with only_run(directory):
+        with pytest.raises(SystemExit) as refused:
+            with only_run(directory):
+                pytest.fail("a second run got the lock")
+        assert refused.value.code == 1
+    err = capsys.readouterr().err
+    assert err == f"error: {directory}: another run of this profile is running there; wait for it to end or stop it\n"
+    with only_run(directory):  # the first ended: free again
+        pass
+
+
 def test_a_damaged_dvc_lock_is_set_aside_and_the_last_good_one_put_back(tmp_path, capsys):
     """DVC rewrites dvc.lock in place: a kill mid-write must not block every rerun."""
     from boardrl.experiments.profiles import GOOD_LOCK, guard_lock

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import fcntl
 import json
 import os
 import re
@@ -42,9 +43,10 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from boardrl.config import EXIT_BAD_PARAMS, ConfigError, fail, parse_params, read_yaml
 from boardrl.experiments.parallel_repro import StageGraph, load_graph, parallel_repro
@@ -236,6 +238,7 @@ def sync_run_dir(root: Path, directory: Path) -> None:
         _git(root, "worktree", "prune")  # a directory deleted by hand leaves a registration behind
         directory.parent.mkdir(parents=True, exist_ok=True)
         _git(root, "worktree", "add", "--detach", str(directory), head)
+    drop_stale_git_locks(directory)
     lock = directory / "dvc.lock"
     saved = lock.read_bytes() if lock.exists() else None
     _git(directory, "checkout", "-q", "-f", "--detach", head)
@@ -250,6 +253,43 @@ def sync_run_dir(root: Path, directory: Path) -> None:
             (directory / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / rel, directory / rel)
     _share_cache(root, directory)
+
+
+GIT_LOCKS = ("index.lock", "HEAD.lock")  # what git's checkout and apply hold in a worktree's own git directory
+
+
+def drop_stale_git_locks(directory: Path) -> list[str]:
+    """Remove the lock files that a git command killed in ``directory``'s worktree left in its own git directory;
+    the names removed.
+
+    Why: SIGKILL gives git no chance to remove its ``index.lock``, and every later checkout there refuses ("remove
+    the file manually to continue"), so a profile run killed during its own ``git checkout`` or ``git apply`` could
+    not be rerun (found by tests/pipeline/test_fault_injection.py).  Only called while ``only_run`` holds the
+    directory, so no live run of ours is using the worktree."""
+    git_dir = Path(_git(directory, "rev-parse", "--absolute-git-dir").decode().strip())
+    removed = [name for name in GIT_LOCKS if (git_dir / name).is_file()]
+    for name in removed:
+        (git_dir / name).unlink()
+    if removed:
+        print(f"note: removed {', '.join(removed)} from {git_dir}: left by a killed run", file=sys.stderr,
+              flush=True)
+    return removed
+
+
+@contextmanager
+def only_run(directory: Path) -> Iterator[None]:
+    """Hold ``<directory>.lock`` while a profile runs in ``directory``: a second run there is refused with one line.
+
+    The kernel drops the lock when its holder dies, SIGKILL included, so while it is held whatever lock files
+    the directory's worktree holds were left by a killed run (``drop_stale_git_locks``)."""
+    path = Path(f"{Path(directory).resolve()}.lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fail(f"{directory}: another run of this profile is running there; wait for it to end or stop it")
+        yield
 
 
 def _share_cache(root: Path, directory: Path) -> None:
@@ -487,7 +527,15 @@ def run_profile(root: Path, name: str, workspace: bool = False, exp_name: str | 
         graph = load_graph(root)  # read once: DVC's index of a pipeline this size takes about a second
         prune_lock(root, graph)
         return parallel_repro(root, graph=graph)
-    run = plan(root, name, workspace, exp_name)
+    if workspace:
+        return _run_planned(root, plan(root, name, True, exp_name), True)
+    with only_run(run_dir(root, name)):  # planned once alone there: an unfinished run's name is read then
+        return _run_planned(root, plan(root, name, False, exp_name), False)
+
+
+def _run_planned(root: Path, run: ProfileRun, workspace: bool) -> int:
+    """``run_profile`` of a planned run: sync its directory (unless ``workspace``), run, save."""
+    name = run.profile
     _start_tracking(run.directory)
     if not workspace:
         sync_run_dir(root, run.directory)
