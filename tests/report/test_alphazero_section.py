@@ -190,6 +190,14 @@ def test_a_section_per_seed_with_the_ladder_table_and_both_rates():
     assert "Value accuracy on the UCI labels: [70.0% [69.0, 71.0]][r1] on 67,557 positions (balanced 60.0%)" in md
 
 
+def test_a_resumed_seed_states_its_training_time_over_every_segment():
+    """``seconds`` is the last stage run's wall time; a run killed and resumed trained for ``training_seconds``."""
+    block = az_seed("connect4_alphazero", "connect4", {"tactical": vs((110, 0, 90), (94, 0, 106))})
+    e = experiment("connect4_alphazero", "connect4", block, seconds=5040.6, training_seconds=19951.6)
+    md = rendered(experiment_section(e.id, e, LINKS, None))
+    assert "Seed 0, trained in 19,951.6 s:" in md and "5,040.6" not in md
+
+
 def test_missing_and_unevaluated_experiments_say_not_run():
     e = experiment("tictactoe_alphazero", "tictactoe", az_seed(
         "tictactoe_alphazero", "tictactoe", {"perfect": vs((0, 10, 0), (0, 10, 0))}, opt=(20, 20)))

@@ -209,7 +209,7 @@ def value_item(s: SeedResult, links: Links) -> list[Inline]:
 
 
 def _seconds_text(s: SeedResult) -> str:
-    secs = finite(s.train_provenance.get("seconds"))
+    secs = s.training_seconds
     return "training time not recorded" if secs is None else f"trained in {secs:,.1f} s"
 
 

@@ -69,6 +69,13 @@ class SeedResult:
         return self.summary or {}
 
     @property
+    def training_seconds(self) -> float | None:
+        """Seconds spent training this seed, summed over every segment of a resumed run; ``seconds`` (the last
+        stage run's wall time) only for summaries written before ``training_seconds`` was recorded."""
+        tp = self.train_provenance
+        return finite(tp.get("training_seconds", tp.get("seconds")))
+
+    @property
     def eval_run(self) -> EvalProvenance | None:
         """The evaluate run behind this seed's numbers; None before it ran."""
         return self.evaluation.provenance if self.evaluation is not None else None

@@ -89,7 +89,7 @@ def provenance_table(exps: list[Experiment], links: Links) -> Table:
     for e in exps:
         for k, s in e.seeds.items():
             tp, run = s.train_provenance, s.eval_run
-            secs = finite(tp.get("seconds"))
+            secs = s.training_seconds
             rows.append([
                 [links.experiment(e.id)], text(str(k)), _training_cell(e, tp, links),
                 text("n/a" if secs is None else f"{secs:,.1f} s"),

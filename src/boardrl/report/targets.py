@@ -118,8 +118,7 @@ def trained_within(seconds: float, strength: Check) -> Check:
         judged = strength(s)
         if judged.unmeasured is not None:
             return judged
-        summary = s.train_provenance
-        took = finite(summary.get("training_seconds", summary.get("seconds")))
+        took = s.training_seconds
         if took is None or took <= 0:
             return not_measured("no training time in the summary")
         late = (f"trained {int(took // 60)} min {took % 60:.0f} s",) if took > seconds else ()
