@@ -6,7 +6,8 @@ catches it.  The site is built once (mkdocs.yml; the generated blocks come from 
 temporary folder.  Besides the build: the CLI page lists every command of the typer app; no page states a result
 figure by hand (the rule tests/test_readme_figures.py applies to README), except the records under
 docs/studies/, each of which must say how to rerun it, and the reference systems' page, which quotes their
-published figures; README's links into docs/ point at pages that exist.
+published figures; README's links into docs/ point at pages that exist; every benchmarks/ script a page names
+exists.
 """
 
 from __future__ import annotations
@@ -87,6 +88,15 @@ def test_study_record_says_how_to_rerun_it(page):
     head = "\n".join((DOCS / page).read_text(encoding="utf-8").splitlines()[:40])
     assert re.search(r"^Rerun:\s*\n+```\n.*?\b(make|boardrl|bash|\.venv/bin/python)\b", head, re.M | re.S), (
         f"docs/{page}: a record of results starts with 'Rerun:' and a code block of the commands that rerun it")
+
+
+@pytest.mark.parametrize("page", ["README.md", *(f"docs/{p}" for p in _pages())])
+def test_every_benchmark_script_named_exists(page):
+    """A command a page gives must rerun: a record naming a script that was removed cannot be checked by anyone."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    named = sorted(set(re.findall(r"(?<![\w/])benchmarks/[\w./-]+\.(?:py|sh)\b", text)))
+    missing = [path for path in named if not (ROOT / path).is_file()]
+    assert not missing, f"{page} names benchmark scripts that do not exist: {', '.join(missing)}"
 
 
 def test_readme_links_into_the_docs_exist():

@@ -7,7 +7,8 @@ A page asks for one with an HTML comment on a line of its own, ``<!-- boardrl:<k
 - ``params <learner>``    the learner's params with their defaults and descriptions (its pydantic model);
 - ``experiments <learner>`` the experiments of params.yaml that use the learner, and what profiles/full.yaml changes;
 - ``agents``              every agent name, the games it plays and the keys a spec may set;
-- ``studies``             the studies of studies/*.yaml and the command that reruns each.
+- ``studies``             the studies of studies/*.yaml and the command that reruns each;
+- ``study <name>``        one study's generated table (studies/<name>/results.md), for the page that discusses it.
 
 Why: these facts live in the code and in params.yaml; a page that copied them would go stale without anyone
 noticing.  An unknown kind or name, or a missing README block, fails the build.
@@ -33,7 +34,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 
 def _render(root: Path, kind: str, name: str | None, where: str) -> str:
     renderers = {"cli": _cli, "headline": _headline, "params": _params, "experiments": _experiments, "agents": _agents,
-                 "studies": _studies}
+                 "studies": _studies, "study": _study}
     if kind not in renderers:
         raise PluginError(f"{where}: unknown generated block boardrl:{kind} (known: {', '.join(renderers)})")
     try:
@@ -144,6 +145,14 @@ def _studies(root: Path, _: str | None) -> str:
                      f"`make study NAME={path.stem}`", "below" if ran else "not run yet"])
     results = [_demoted(p.read_text(encoding="utf-8")) for p in sorted((root / "studies").glob("*/results.md"))]
     return "\n\n".join([_table(["study", "what it compares", "variations", "rerun", "results"], rows), *results])
+
+
+def _study(root: Path, name: str | None) -> str:
+    """One study's results table, so that a page discussing a study shows its numbers instead of copying them."""
+    results = root / "studies" / str(name) / "results.md"
+    if not (root / "studies" / f"{name}.yaml").is_file() or not results.is_file():
+        raise FileNotFoundError(f"no studies/{name}.yaml with results (studies/{name}/results.md)")
+    return _demoted(results.read_text(encoding="utf-8"))
 
 
 def _demoted(markdown: str) -> str:
