@@ -8,7 +8,8 @@ A page asks for one with an HTML comment on a line of its own, ``<!-- boardrl:<k
 - ``experiments <learner>`` the experiments of params.yaml that use the learner, and what profiles/full.yaml changes;
 - ``agents``              every agent name, the games it plays and the keys a spec may set;
 - ``studies``             the studies of studies/*.yaml and the command that reruns each;
-- ``study <name>``        one study's generated table (studies/<name>/results.md), for the page that discusses it.
+- ``study <name>``        one study's generated table (studies/<name>/results.md), for the page that discusses it,
+                          and which of its rows ran with code, params or data this commit has changed.
 
 Why: these facts live in the code and in params.yaml; a page that copied them would go stale without anyone
 noticing.  An unknown kind or name, or a missing README block, fails the build.
@@ -143,7 +144,7 @@ def _studies(root: Path, _: str | None) -> str:
         rows.append([f"`{path.stem}`", _text(str(study.get("description", ""))),
                      ", ".join(f"`{v}`" for v in study.get("variations", {})),
                      f"`make study NAME={path.stem}`", "below" if ran else "not run yet"])
-    results = [_demoted(p.read_text(encoding="utf-8")) for p in sorted((root / "studies").glob("*/results.md"))]
+    results = [_study(root, p.parent.name) for p in sorted((root / "studies").glob("*/results.md"))]
     return "\n\n".join([_table(["study", "what it compares", "variations", "rerun", "results"], rows), *results])
 
 
@@ -152,7 +153,12 @@ def _study(root: Path, name: str | None) -> str:
     results = root / "studies" / str(name) / "results.md"
     if not (root / "studies" / f"{name}.yaml").is_file() or not results.is_file():
         raise FileNotFoundError(f"no studies/{name}.yaml with results (studies/{name}/results.md)")
-    return _demoted(results.read_text(encoding="utf-8"))
+    from boardrl.experiments.study_freshness import freshness, freshness_note
+    from boardrl.experiments.study_spec import load_study
+
+    note = freshness_note(str(name), freshness(root, load_study(root, str(name))))
+    table = _demoted(results.read_text(encoding="utf-8"))
+    return table if note is None else f"{table}\n\n{note}"
 
 
 def _demoted(markdown: str) -> str:

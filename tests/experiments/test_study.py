@@ -562,11 +562,17 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
     assert json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"] == rows_before
     git(repo, "add", "studies")
     git(repo, "commit", "-qm", "the study's table")
+    # what the report and the docs say of the table: nothing while its rows hold (study_freshness)
+    stale = [sys.executable, "-c", "from pathlib import Path; from boardrl.experiments.study_freshness import "
+             "freshness; from boardrl.experiments.study_spec import load_study; "
+             "print(freshness(Path('.'), load_study(Path('.'), 'tiny')).stale)"]
+    assert run(stale, repo).stdout.strip() == "()"
 
     # a commit that changes the learner's code: nothing is done any more
     learner = repo / "src" / "boardrl" / "learn" / "tabular_q.py"
     learner.write_text(learner.read_text() + "\n# an edit of the trained code\n")
     git(repo, "commit", "-qam", "learner edited")
+    assert run(stale, repo).stdout.strip() == "('slow', 'fast')"  # the report and the docs flag both rows
     edited = run([*cmd[:3], "--collect"], repo, timeout=300)
     assert edited.returncode == 1 and "not finished: tiny-slow, tiny-fast, tiny-extra" in edited.stderr, \
         edited.stderr[-3000:]

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from boardrl.experiments.study_freshness import Freshness
 from boardrl.report import ReportError, build_report
+from boardrl.report.studies import StudyResults
 from report.results_tree import make_results
 
 STUDY = """\
@@ -71,3 +73,34 @@ def test_a_project_without_studies_has_no_section(tmp_path):
     out = tmp_path / "reports"
     build_report(make_results(tmp_path), out)
     assert "## Studies" not in (out / "report.md").read_text()
+
+
+def test_a_study_whose_rows_ran_with_changed_code_says_so_below_its_table(tmp_path, monkeypatch):
+    """The table still shows the rows (they are what ran), and the reader learns which are not this commit's."""
+    monkeypatch.setattr("boardrl.report.studies.freshness", lambda root, study: Freshness(stale=("falling",)))
+    out = tmp_path / "reports"
+    build_report(project_with_studies(tmp_path), out)
+    section = studies_section((out / "report.md").read_text())
+    assert len([line for line in section.splitlines() if line.startswith("| `tictactoe_td0`")]) == 2
+    assert "Not this commit's results: the rows of `falling` ran with params, code, data or stage files" in section
+    assert "`studies/lr/results.json`" in section and "`boardrl study lr` reruns them." in section
+
+
+def test_a_study_that_could_not_be_checked_says_why(tmp_path):
+    """This results tree has no params.yaml: the variations' params cannot be made, so nothing is claimed."""
+    out = tmp_path / "reports"
+    build_report(project_with_studies(tmp_path), out)
+    section = studies_section((out / "report.md").read_text())
+    assert "Whether these rows still hold at this commit was not checked: params.yaml: cannot read params.yaml" in section
+    assert str(tmp_path) not in section
+
+
+def test_rows_trained_by_changed_code_are_no_more_seeds_of_todays_experiment():
+    row = {"experiment": "tictactoe_td0", "variation": "default",
+           "seat_wins_per_seed": {"random": {"as_first": {"1": 0.9}, "as_second": {"1": 0.8}}}}
+    def study(fresh: Freshness) -> StudyResults:
+        return StudyResults("seeds", "", [row], None, {"tictactoe_td0": [1]}, frozenset({"default"}), fresh=fresh)
+    assert study(Freshness()).more_seeds("tictactoe_td0") == [1]
+    assert study(Freshness()).seed_wins("tictactoe_td0", "random") == {1: (0.9, 0.8)}
+    assert study(Freshness(stale=("default",))).more_seeds("tictactoe_td0") == []
+    assert study(Freshness(stale=("default",))).seed_wins("tictactoe_td0", "random") == {}

@@ -274,12 +274,11 @@ def prepare_data(root: Path, study: Study, wanted: dict[str, dict[str, Any]], sa
     Why: whether a variation is done compares the stage inputs it recorded, the table's sha256 among them, with
     the workspace's; a fresh clone has no table, so every variation that reads it would run again."""
     from boardrl.experiments.inputs import UCI_TABLE
-    from boardrl.experiments.study_reuse import current_inputs
+    from boardrl.experiments.study_reuse import reads_uci_table
 
     if (Path(root) / UCI_TABLE).is_file() or not wanted:
         return
-    now = current_inputs(root, next(iter(wanted.values())), list(study.spec.experiments)) or {}
-    if not any(str(UCI_TABLE) in (v.get("data") or {}) for v in now.values() if isinstance(v, dict)):
+    if not reads_uci_table(root, next(iter(wanted.values())), list(study.spec.experiments)):
         return
     say(f"study {study.name}: making {UCI_TABLE} (dvc repro prepare): finished variations are recognised by it")
     res = dvc(root, "repro", "prepare")

@@ -83,6 +83,15 @@ def current_inputs(root: Path, params: dict[str, Any], exp_ids: list[str]) -> di
     return json.loads(json.dumps(out))  # as read back from the files: lists, not tuples
 
 
+def reads_uci_table(root: Path, params: dict[str, Any], exp_ids: list[str]) -> bool:
+    """Whether a stage of ``exp_ids`` under ``params`` reads the UCI table: its inputs, and so the fingerprint of
+    a variation, then record the table's sha256 ("missing" where the workspace lacks it)."""
+    from boardrl.experiments.inputs import UCI_TABLE
+
+    now = current_inputs(root, params, exp_ids) or {}
+    return any(str(UCI_TABLE) in (v.get("data") or {}) for v in now.values() if isinstance(v, dict))
+
+
 def fingerprint(params: dict[str, Any], inputs: dict[str, Any], stage_blobs: dict[str, str]) -> str:
     """sha256 of what decides a variation's results: its params.yaml, its stages' recorded inputs (params slice,
     code and data hashes) and the git blobs of the stage scripts and dvc.yaml."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from boardrl.experiments.study_freshness import Freshness, freshness, freshness_note
 from boardrl.experiments.study_spec import STUDIES_DIR, load_study
 from boardrl.experiments.study_table import table_cells
 from boardrl.report.document import Block, Bullets, Heading, Image, Paragraph, Span, Table, text
@@ -35,11 +36,14 @@ class StudyResults:
     seeds_of: dict[str, list[int]] = field(default_factory=dict)  # experiment -> the seeds set in ``common``
     as_params: frozenset[str] = frozenset()  # variations that change nothing else: the profile's settings
     profile: str = "default"  # the params profile whose settings the study starts from (its ``base_profile``)
+    fresh: Freshness = Freshness()  # the variations whose rows ran with something this commit has changed
 
     def _as_profile_row(self, exp_id: str) -> dict[str, Any] | None:
-        """The finished row of ``exp_id`` trained with the profile's own settings (a variation of no keys)."""
+        """The finished row of ``exp_id`` trained with the profile's own settings (a variation of no keys), and
+        still this commit's: a row trained by older code is no other sample of today's experiment."""
         return next((r for r in self.table or []
-                     if r.get("experiment") == exp_id and r.get("variation") in self.as_params), None)
+                     if r.get("experiment") == exp_id and r.get("variation") in self.as_params
+                     and r.get("variation") not in self.fresh.stale), None)
 
     def more_seeds(self, exp_id: str) -> list[int]:
         """The training seeds of ``exp_id`` that a finished row of this study trained with the profile's own
@@ -79,7 +83,8 @@ def load_studies(project: Path) -> list[StudyResults]:
         out.append(StudyResults(study.name, study.spec.description.strip(), table,
                                 figure if table is not None and figure.is_file() else None, seeds_of,
                                 frozenset(v for v, keys in study.spec.variations.items() if not keys),
-                                study.spec.base_profile or "default"))
+                                study.spec.base_profile or "default",
+                                freshness(Path(project), study) if table else Freshness()))
     return out
 
 
@@ -95,7 +100,8 @@ def study_blocks(studies: list[StudyResults], fig_dir: Path) -> list[Block]:
             "; the docs' studies page says how). The numbers are interquartile means over each variation's training "
             "seeds, from the metrics files of the DVC experiment its row names (", Span("dvc exp show", code=True),
             "), as the study last wrote them to ", Span("studies/<name>/results.json", code=True),
-            ". A profile run does not rerun them; each row's commit says which code trained it.")),
+            ". A profile run does not rerun them; each row's commit says which code trained it, and a study whose "
+            "rows ran with code, params or data that this commit has changed says so below its table.")),
     ]
     for study in studies:
         if study.table is not None:
@@ -127,6 +133,9 @@ def _one(study: StudyResults, fig_dir: Path) -> list[Block]:
     ]
     if not cells.rows:
         out.append(Paragraph(text("No variation has finished yet.")))
+    note = freshness_note(study.name, study.fresh)
+    if note is not None:
+        out.append(Paragraph(described(note)))
     if study.figure is not None:
         name = f"study_{study.name}.png"
         shutil.copyfile(study.figure, fig_dir / name)
