@@ -136,11 +136,11 @@ def _agents(_: Path, __: str | None) -> str:
 
 
 def _studies(root: Path, _: str | None) -> str:
-    """The studies' table, then the results table of each study that has been run (its generated results.md)."""
+    """The studies' table, then the results table of each study that has been run (its committed results.json)."""
     rows = []
     for path in sorted((root / "studies").glob("*.yaml")):
         study = yaml.safe_load(path.read_text(encoding="utf-8"))
-        ran = (path.parent / path.stem / "results.md").is_file()
+        ran = (path.parent / path.stem / "results.json").is_file()
         rows.append([f"`{path.stem}`", _text(str(study.get("description", ""))),
                      ", ".join(f"`{v}`" for v in study.get("variations", {})),
                      f"`make study NAME={path.stem}`", "below" if ran else "not run yet"])
@@ -149,16 +149,20 @@ def _studies(root: Path, _: str | None) -> str:
 
 
 def _study(root: Path, name: str | None) -> str:
-    """One study's results table, so that a page discussing a study shows its numbers instead of copying them."""
-    results = root / "studies" / str(name) / "results.md"
+    """One study's results table, so that a page discussing a study shows its numbers instead of copying them.
+
+    Rendered from the committed rows (``results.json``) as ``results.md`` is, but with the note of which rows this
+    commit would rerun computed now: ``results.md``'s own note is that of the commit that collected it."""
+    results = root / "studies" / str(name) / "results.json"
     if not (root / "studies" / f"{name}.yaml").is_file() or not results.is_file():
-        raise FileNotFoundError(f"no studies/{name}.yaml with results (studies/{name}/results.md)")
+        raise FileNotFoundError(f"no studies/{name}.yaml with results (studies/{name}/results.json)")
+    from boardrl.experiments.study import committed_rows
     from boardrl.experiments.study_freshness import freshness, freshness_note
     from boardrl.experiments.study_spec import load_study
+    from boardrl.experiments.study_table import markdown
 
-    note = freshness_note(str(name), freshness(root, load_study(root, str(name))))
-    table = _demoted(results.read_text(encoding="utf-8"))
-    return table if note is None else f"{table}\n\n{note}"
+    study = load_study(root, str(name))
+    return _demoted(markdown(study, committed_rows(root, study), freshness_note(study.name, freshness(root, study))))
 
 
 def _demoted(markdown: str) -> str:

@@ -24,11 +24,13 @@ from boardrl.experiments.study import (
     queue_command,
     restore_params,
     rows,
+    stale_rows,
     validate,
     variation_params,
     write_results,
 )
 from boardrl.experiments.study_spec import Study, StudyFile, load_study
+from boardrl.experiments.study_table import stale_note
 from repo_copy import git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -465,6 +467,28 @@ def test_a_carried_variation_keeps_its_committed_rows_and_a_run_one_gets_its_fin
     assert (table[1]["variation"], table[1]["budget"], table[1]["fingerprint"]) == ("fast", 5, "d2")
 
 
+def test_a_variation_not_done_keeps_its_committed_rows_flagged_and_a_dropped_variation_loses_them(tmp_path):
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate(TINY_STUDY))
+    wanted = {"slow": {"x": 1}, "fast": {"x": 2}}
+    old = {"experiment": EXP, "variation": "slow", "dvc_experiment": "s-slow", "rev": "c" * 40, "seeds": 3,
+           "budget": 9, "train_seconds": [1.0], "optimal_move_rate": 0.9, "exact_vs_perfect": None,
+           "opponents": {"random": {"win": 1.0, "loss": 0.0}}, "fingerprint": "f" * 64}
+    gone = {**old, "variation": "removed", "dvc_experiment": "s-removed"}
+    results = {"s-fast": Finished("d" * 40, {"x": 2}, {f"results/metrics/{EXP}.json": {"budget": 5, "seeds": 1}})}
+    stale = stale_rows([old, gone], wanted, results, study)
+    assert stale == {"slow": (old,)}  # fast is done; "removed" is no variation of the study any more
+    table = rows(study, wanted, results, stale=stale)
+    assert [(r["variation"], r["budget"]) for r in table] == [("slow", 9), ("fast", 5)]  # the study's order
+    (tmp_path / "studies" / "s").mkdir(parents=True)
+    (tmp_path / "studies" / "s" / "results.json").write_text(json.dumps({"study": "s", "rows": [old, gone]}))
+    write_results(tmp_path, study, wanted, results)
+    written = json.loads((tmp_path / "studies" / "s" / "results.json").read_text())["rows"]
+    assert [r["variation"] for r in written] == ["slow", "fast"] and written[0] == old
+    md = (tmp_path / "studies" / "s" / "results.md").read_text()
+    assert md.rstrip().endswith(stale_note("s", ("slow",))) and "the rows of `slow` ran with" in md
+    assert stale_rows([old], wanted, {**results, "s-slow": Finished("e" * 40, {"x": 1}, {})}, study) == {}
+
+
 def test_a_missing_uci_table_is_made_first_only_when_a_compared_stage_reads_it(monkeypatch, tmp_path):
     import boardrl.experiments.study as study_mod
     import boardrl.experiments.study_reuse as reuse
@@ -576,6 +600,10 @@ def test_a_tiny_study_runs_through_the_dvc_queue_and_resumes(tmp_path):
     edited = run([*cmd[:3], "--collect"], repo, timeout=300)
     assert edited.returncode == 1 and "not finished: tiny-slow, tiny-fast, tiny-extra" in edited.stderr, \
         edited.stderr[-3000:]
+    # ... and the table keeps their rows, flagged below it, until a rerun replaces them
+    assert json.loads((repo / "studies" / "tiny" / "results.json").read_text())["rows"] == rows_before
+    assert "Not this commit's results: the rows of `slow`, `fast` ran with" in \
+        (repo / "studies" / "tiny" / "results.md").read_text()
     print(f"study: first run {first.seconds:.0f} s, rerun {again.seconds:.0f} s")
 
 

@@ -50,7 +50,7 @@ from boardrl.cores import available_cores
 from boardrl.experiments.profiles import DROP, drop_keys, leaves, load_overlay, merge
 from boardrl.experiments.study_reuse import carried, current_fingerprint, recorded_fingerprint, reused
 from boardrl.experiments.study_spec import STUDIES_DIR, Study, load_study
-from boardrl.experiments.study_table import UCI_CLASSES, figure, markdown
+from boardrl.experiments.study_table import UCI_CLASSES, figure, markdown, stale_note
 
 METRICS = "results/metrics/{id}.json"
 PENDING = ("Queued", "Running")
@@ -600,22 +600,42 @@ def evaluation_details(root: Path, rev: str, exp_id: str) -> dict[str, Any]:
         return {}
 
 
+def stale_rows(committed: list[dict[str, Any]], wanted: dict[str, dict[str, Any]],
+               results: dict[str, Finished], study: Study) -> dict[str, tuple[dict[str, Any], ...]]:
+    """The committed rows of each wanted variation that is not done: rows that ran with something changed since.
+
+    Why keep them: a study stopped part way, or collected after a code change, would otherwise lose results that
+    took hours, and its table would read as if they had never been measured.  Kept, they are flagged as stale
+    below the table (``study_table.stale_note``), and a rerun of their variation replaces them."""
+    out: dict[str, tuple[dict[str, Any], ...]] = {}
+    for variation, params in wanted.items():
+        if not is_done(results, exp_name(study, variation), params):
+            kept = tuple(r for r in committed if r.get("variation") == variation)
+            if kept:
+                out[variation] = kept
+    return out
+
+
 def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Finished],
          seconds: Callable[[str, str], list[float]] = lambda rev, exp_id: [],
          fingerprints: Callable[[str, dict[str, Any]], str | None] = lambda rev, params: None,
-         details: Callable[[str, str], dict[str, Any]] = lambda rev, exp_id: {}
-         ) -> list[dict[str, Any]]:
+         details: Callable[[str, str], dict[str, Any]] = lambda rev, exp_id: {},
+         stale: dict[str, tuple[dict[str, Any], ...]] | None = None) -> list[dict[str, Any]]:
     """One row per (experiment, variation) that finished with the wanted params: its metrics file's numbers,
     ``seconds(rev, experiment)``: each seed's training wall time, ``fingerprints(rev, params)``: what it ran
     (``study_reuse.fingerprint``) and ``details(rev, experiment)``: ``evaluation_details``.  A carried variation
-    keeps its committed rows as they are."""
+    keeps its committed rows as they are, and so does a variation of ``stale`` (``stale_rows``), in the order of
+    the wanted variations."""
+    stale = stale or {}
     ran = {v: results[exp_name(study, v)] for v, p in wanted.items() if is_done(results, exp_name(study, v), p)}
     fingerprint_of = {v: fingerprints(found.rev, wanted[v]) for v, found in ran.items() if not found.rows}
     out = []
     for exp_id in study.spec.experiments:
-        for variation, found in ran.items():
-            if found.rows:
-                out.extend(r for r in found.rows if r["experiment"] == exp_id)
+        for variation in wanted:
+            found = ran.get(variation)
+            if found is None or found.rows:
+                out.extend(r for r in (found.rows if found else stale.get(variation, ()))
+                           if r.get("experiment") == exp_id)
                 continue
             m = found.metrics.get(METRICS.format(id=exp_id), {})
             more = details(found.rev, exp_id)
@@ -632,19 +652,21 @@ def rows(study: Study, wanted: dict[str, dict[str, Any]], results: dict[str, Fin
 
 def write_results(root: Path, study: Study, wanted: dict[str, dict[str, Any]],
                   results: dict[str, Finished]) -> list[Path]:
-    """``results.md``, ``results.png`` and ``results.json`` under ``studies/<name>/`` (each written atomically)."""
+    """``results.md``, ``results.png`` and ``results.json`` under ``studies/<name>/`` (each written atomically);
+    the committed rows of variations not done now stay, flagged (``stale_rows``)."""
     import matplotlib.pyplot as plt
 
     from boardrl.atomic_io import atomic_write_json, atomic_write_text, atomic_writer
 
     exp_ids = list(study.spec.experiments)
+    stale = stale_rows(committed_rows(root, study), wanted, results, study)
     table = rows(study, wanted, results, lambda rev, exp_id: training_seconds(root, rev, exp_id),
                  lambda rev, params: recorded_fingerprint(root, rev, params, exp_ids),
-                 lambda rev, exp_id: evaluation_details(root, rev, exp_id))
+                 lambda rev, exp_id: evaluation_details(root, rev, exp_id), stale)
     d = out_dir(root, study)
     d.mkdir(parents=True, exist_ok=True)
     md, png, js = d / "results.md", d / "results.png", d / "results.json"
-    atomic_write_text(md, markdown(study, table))
+    atomic_write_text(md, markdown(study, table, stale_note(study.name, tuple(stale))))
     fig = figure(study, table)
     with atomic_writer(png) as f:
         fig.savefig(f, format="png", dpi=110)

@@ -18,6 +18,7 @@ from boardrl.experiments.inputs import UCI_TABLE
 from boardrl.experiments.study import committed_rows, variation_params
 from boardrl.experiments.study_reuse import carried, current_fingerprint, reads_uci_table
 from boardrl.experiments.study_spec import Study
+from boardrl.experiments.study_table import stale_note
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,4 @@ def freshness_note(name: str, fresh: Freshness) -> str | None:
     when every row still holds."""
     if fresh.unknown is not None:
         return f"Whether these rows still hold at this commit was not checked: {fresh.unknown}."
-    if not fresh.stale:
-        return None
-    which = ", ".join(f"`{v}`" for v in fresh.stale)
-    return (f"Not this commit's results: the rows of {which} ran with params, code, data or stage files that have "
-            f"changed since (the fingerprint each row records in `studies/{name}/results.json` is not the one this "
-            f"commit computes). Their figures are those of the commit each row names; `boardrl study {name}` "
-            "reruns them.")
+    return stale_note(name, fresh.stale)
