@@ -43,10 +43,12 @@ publish: $(STAMP)
 
 # A study (studies/<NAME>.yaml): its variations as DVC experiments through DVC's queue, JOBS side by side, tracked
 # in MLflow; finished variations are skipped, so rerunning a killed study continues it.  Table: studies/<NAME>/.
+# ONLY=<variation>,<variation>: run those alone (a long study over several sittings); the others keep their rows.
 JOBS ?= 1
+ONLY ?=
 study: $(STAMP)
 	@test -n "$(NAME)" || { echo "error: make study NAME=<a study of studies/>" >&2; exit 2; }
-	PATH="$(CURDIR)/.venv/bin:$$PATH" .venv/bin/boardrl study $(NAME) --jobs $(JOBS)
+	PATH="$(CURDIR)/.venv/bin:$$PATH" .venv/bin/boardrl study $(NAME) --jobs $(JOBS) $(if $(ONLY),--only $(ONLY))
 
 # MLflow UI over the project's tracking database: http://127.0.0.1:$(UI_PORT).  MLflow's own server, set up by
 # boardrl.tracking.mlflow_ui so that experiments open in their runs table with the headline metrics as columns and

@@ -604,6 +604,8 @@ def study(
     check: Annotated[bool, typer.Option("--check", help="Only validate every variation; queue nothing.")] = False,
     collect: Annotated[bool, typer.Option("--collect", help="Queue nothing: write the table of the variations "
                                           "finished so far.")] = False,
+    only: Annotated[str | None, typer.Option("--only", help="Run only these variations (comma-separated); the "
+                                             "others keep their committed rows.", show_default=False)] = None,
 ) -> None:
     """Run a study: its variations as DVC experiments through DVC's queue (finished ones are skipped, so a killed
     study continues), tracked in MLflow; then its table, studies/<name>/results.md and .png."""
@@ -615,7 +617,8 @@ def study(
     if check:
         check_study(Path.cwd(), name)
         return
-    raise SystemExit(run_study(Path.cwd(), name, jobs, collect=collect))
+    picked = None if only is None else tuple(v.strip() for v in only.split(",") if v.strip())
+    raise SystemExit(run_study(Path.cwd(), name, jobs, collect=collect, only=picked))
 
 
 if __name__ == "__main__":

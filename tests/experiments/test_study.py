@@ -336,6 +336,39 @@ def test_a_study_that_runs_nothing_reads_the_finished_experiments_once(monkeypat
     assert reads == ["read", "read"] and tables == [{"s-a", "s-b"}]
 
 
+def test_only_queues_the_variations_named_and_judges_the_run_by_them(monkeypatch, tmp_path):
+    """``--only``: a long study rerun over several sittings queues the variations named and no other; the exit
+    status is theirs, the table still has every variation, and a name the study lacks is one error line."""
+    from boardrl.experiments import study as study_mod
+
+    study = Study("s", "studies/s.yaml", StudyFile.model_validate(
+        {**TINY_STUDY, "variations": {"a": {}, "b": {}, "c": {}}}))
+    wanted = {v: {"v": v} for v in "abc"}
+    queued: list[str] = []
+    tables: list[set[str]] = []
+    said: list[str] = []
+    monkeypatch.setattr(study_mod, "load_study", lambda root, name: study)
+    monkeypatch.setattr(study_mod, "validate", lambda root, st: wanted)
+    monkeypatch.setattr(study_mod, "prepare_data", lambda root, st, w, say: None)
+    monkeypatch.setattr(study_mod, "queue_status", lambda root, ask_if=None: ({}, False))
+    monkeypatch.setattr(study_mod, "check_cores", lambda st, w, jobs, cores: None)
+    monkeypatch.setattr(study_mod, "_queue", lambda root, st, v, params, done, status, say: queued.append(v))
+    monkeypatch.setattr(study_mod, "init_tracking", lambda root: None)
+    monkeypatch.setattr(study_mod, "start_workers", lambda root, jobs: None)
+    monkeypatch.setattr(study_mod, "wait_for", lambda root, names, jobs, poll_s, say: None)
+    monkeypatch.setattr(study_mod, "write_results", lambda root, st, w, results: tables.append(set(results)) or [])
+    reads = iter([{}, {"s-c": Finished("3" * 40, {"v": "c"}, {})}])  # c finishes while the study waits
+    monkeypatch.setattr(study_mod, "finished_or_reused", lambda root, st, w: next(reads))
+    assert study_mod.run_study(tmp_path, "s", only=("c",), say=said.append) == 0  # a and b not finished: not asked
+    assert queued == ["c"] and tables == [{"s-c"}]
+    assert "study s: not queued (--only): s-a, s-b" in said
+    assert study_mod.chosen(study, None) == ("a", "b", "c") and study_mod.chosen(study, ("c", "a")) == ("a", "c")
+    for bad, named in ((("a", "z"), "'z'"), ((), "nothing")):
+        with pytest.raises(ConfigError, match=f"variations: --only names {named}, which is no variation of the "
+                           r"study \(its variations: a, b, c\)"):
+            study_mod.chosen(study, bad)
+
+
 def test_the_queue_asks_for_a_worker_only_when_an_entry_needs_one(monkeypatch, tmp_path):
     """celery's ping waits a second when no worker answers: ``queue_status`` sends it only while an entry has a
     status the caller names (``ask_if``), always without ``ask_if``, and never for ``ask_if=()``."""

@@ -363,22 +363,43 @@ def plan(wanted: dict[str, dict[str, Any]], study: Study, done: dict[str, Finish
     return skip, wait, run
 
 
+def chosen(study: Study, only: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The variations this run may queue: ``only`` (``--only``), checked against the study, else all of them.
+
+    Why a subset: a long study (hours a variation) is rerun over several sittings; the variations left out keep
+    their committed rows, flagged stale where they are (``stale_rows``), until a later run reaches them."""
+    every = tuple(study.spec.variations)
+    if only is None:
+        return every
+    unknown = [v for v in only if v not in every]
+    if unknown or not only:
+        raise ConfigError("variations", f"--only names {', '.join(map(repr, unknown)) or 'nothing'}, which is no "
+                          f"variation of the study (its variations: {', '.join(every)})", file=study.file)
+    return tuple(v for v in every if v in only)
+
+
 def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
               say: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True),
-              collect: bool = False) -> int:
-    """Validate, queue what is not done, wait, write the table; 0 when every variation finished.
+              collect: bool = False, only: tuple[str, ...] | None = None) -> int:
+    """Validate, queue what is not done, wait, write the table; 0 when every variation (of ``only``) finished.
 
     ``collect``: queue and wait for nothing, only write the table of the variations finished so far (a study
-    stopped part way, whose finished variations are worth reading while the rest waits for machine time)."""
+    stopped part way, whose finished variations are worth reading while the rest waits for machine time).
+    ``only``: queue and wait for these variations alone (``chosen``); the table still has every variation."""
     root = Path(root)
     if restore_params(root):
         say(f"study {name}: params.yaml restored from {'/'.join(PARAMS_BACKUP)} (a study was killed while queueing)")
     study = load_study(root, name)
+    picked = chosen(study, only)
     wanted = validate(root, study)
     prepare_data(root, study, wanted, say)
     done = finished_or_reused(root, study, wanted)
     queued, alive = queue_status(root, ask_if=("Running",))  # plan: a live worker matters to a running entry
     skip, wait, run = plan(wanted, study, done, queued, alive)
+    left_out = [v for v in run if v not in picked]
+    run, wait = [v for v in run if v in picked], [v for v in wait if v in picked]
+    if left_out:
+        say(f"study {name}: not queued (--only): {', '.join(exp_name(study, v) for v in left_out)}")
     in_flight = bool(wait)  # queued or running in DVC's queue: they may finish while this command runs
     for v in skip:
         found = done[exp_name(study, v)]
@@ -403,7 +424,8 @@ def run_study(root: Path, name: str, jobs: int = 1, poll_s: float = 5.0,
         results = finished_or_reused(root, study, wanted) if run or wait or in_flight else done
     files = write_results(root, study, wanted, results)
     say(f"study {name}: " + ", ".join(str(f.relative_to(root)) for f in files))
-    missing = [exp_name(study, v) for v, p in wanted.items() if not is_done(results, exp_name(study, v), p)]
+    missing = [exp_name(study, v) for v, p in wanted.items()
+               if v in picked and not is_done(results, exp_name(study, v), p)]
     if missing:
         say(f"study {name}: not finished: {', '.join(missing)} (`dvc queue logs <name>`; rerun to retry)")
     return 1 if missing else 0
