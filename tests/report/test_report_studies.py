@@ -9,7 +9,7 @@ import pytest
 
 from boardrl.experiments.study_freshness import Freshness
 from boardrl.report import ReportError, build_report
-from boardrl.report.studies import StudyResults
+from boardrl.report.studies import StudyResults, as_profile
 from report.results_tree import make_results
 
 STUDY = """\
@@ -104,3 +104,23 @@ def test_rows_trained_by_changed_code_are_no_more_seeds_of_todays_experiment():
     assert study(Freshness()).seed_wins("tictactoe_td0", "random") == {1: (0.9, 0.8)}
     assert study(Freshness(stale=("default",))).more_seeds("tictactoe_td0") == []
     assert study(Freshness(stale=("default",))).seed_wins("tictactoe_td0", "random") == {}
+
+
+def test_a_variation_of_no_keys_is_the_profiles_experiment_only_when_common_sets_nothing_but_seeds():
+    variations = {"default": {}, "longer": {"experiments.a.params.games": 2}}
+    assert as_profile(["a"], {"experiments.a.seeds": [1, 2]}, variations) == {"default"}
+    # alphazero_search's way: every variation plays with other settings, so none is the profile's experiment
+    assert as_profile(["a"], {"experiments.a.seeds": [1, 2], "experiments.a.params.eval_simulations": 100},
+                      variations) == frozenset()
+    assert as_profile(["a"], {"experiments.b.seeds": [1]}, variations) == frozenset()  # b is not compared
+    assert as_profile(["a"], {}, {"longer": {"experiments.a.params.games": 2}}) == frozenset()
+
+
+def test_the_shipped_alphazero_search_adds_no_seeds_to_the_default_connect4_alphazero():
+    from boardrl.report.studies import load_studies
+
+    root = Path(__file__).resolve().parents[2]
+    studies = {s.name: s for s in load_studies(root)}
+    assert studies["alphazero_search"].more_seeds("connect4_alphazero") == []
+    assert studies["alphazero_search"].as_params == frozenset()
+    assert studies["connect4_alphazero_seeds"].as_params == {"default"}

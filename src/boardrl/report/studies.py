@@ -82,10 +82,25 @@ def load_studies(project: Path) -> list[StudyResults]:
                     for exp_id in study.spec.experiments if SEEDS_KEY.format(id=exp_id) in study.spec.common}
         out.append(StudyResults(study.name, study.spec.description.strip(), table,
                                 figure if table is not None and figure.is_file() else None, seeds_of,
-                                frozenset(v for v, keys in study.spec.variations.items() if not keys),
+                                as_profile(study.spec.experiments, study.spec.common, study.spec.variations),
                                 study.spec.base_profile or "default",
                                 freshness(Path(project), study) if table else Freshness()))
     return out
+
+
+def as_profile(experiments: list[str], common: dict[str, Any], variations: dict[str, dict[str, Any]]
+               ) -> frozenset[str]:
+    """The variations that train and play with the profile's own settings: no keys of their own, and nothing in
+    ``common`` but the compared experiments' training seeds.
+
+    Why ``common`` counts: a study may set how every variation plays (``alphazero_search`` plays PUCT with 100
+    simulations, where params.yaml's ``connect4_alphazero`` plays 800 with playout values); its variation of no
+    keys then trains the profile's networks but scores them another way, and is no other seed of the profile's
+    experiment."""
+    seeds = {SEEDS_KEY.format(id=exp_id) for exp_id in experiments}
+    if any(key not in seeds for key in common):
+        return frozenset()
+    return frozenset(v for v, keys in variations.items() if not keys)
 
 
 def study_blocks(studies: list[StudyResults], fig_dir: Path) -> list[Block]:
