@@ -24,11 +24,13 @@ from boardrl.experiments.study import (
     queue_command,
     restore_params,
     rows,
+    shipped_params,
     stale_rows,
     validate,
     variation_params,
     write_results,
 )
+from boardrl.experiments.study_reuse import validated
 from boardrl.experiments.study_spec import Study, StudyFile, load_study
 from boardrl.experiments.study_table import stale_note
 from repo_copy import git
@@ -79,6 +81,35 @@ def error_of(project: Path, spec: dict) -> str:
 
 def with_(**changes) -> dict:
     return {**TINY_STUDY, **changes}
+
+
+# ---------------------------------------------------------------------------------------------- reading params
+def test_params_parsed_once_follow_every_edit_and_are_copies(project):
+    """The parse is kept by content: an edit (even of the same size) is read again, and a caller that changes
+    its copy changes nobody else's."""
+    path = project / "params.yaml"
+    first = shipped_params(project)
+    assert first == yaml.safe_load(path.read_text())
+    first["train"] = "changed by a caller"
+    assert shipped_params(project)["train"] != "changed by a caller"
+    text = path.read_text()
+    edited = text.replace("eval_games: 1000", "eval_games: 2000", 1)
+    assert edited != text and len(edited) == len(text)
+    path.write_text(edited)
+    assert shipped_params(project) == yaml.safe_load(edited)
+    path.unlink()
+    with pytest.raises(ConfigError, match="cannot read"):
+        shipped_params(project)
+
+
+def test_validated_params_are_parse_params_and_a_bad_one_fails_each_time(project):
+    data = yaml.safe_load((project / "params.yaml").read_text())
+    assert validated(data) == parse_params(data)
+    assert validated(yaml.safe_load((project / "params.yaml").read_text())) is validated(data)
+    data["experiments"][EXP]["params"]["games"] = -1
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="games"):
+            validated(data)
 
 
 # ---------------------------------------------------------------------------------------------- validation

@@ -37,6 +37,27 @@ from typing import Any, Callable
 
 EXPS_REFS = "refs/exps/"
 STAGE_FILES = ("pipeline", "dvc.yaml")
+VALIDATED_KEPT = 64  # parsed params ``validated`` keeps: more than the variations of every shipped study
+
+_validated: dict[str, Any] = {}
+
+
+def validated(params: dict[str, Any]) -> Any:
+    """``config.parse_params(params)``, once per distinct ``params`` in a process; shared, so read it only.
+
+    Why: a study validates each variation (``study.variation_params``) and then fingerprints it (``current_inputs``),
+    and the report stage does both for every variation of every study (``study_freshness``); the checks of
+    ``parse_params`` were half the report's time there.  They read nothing but the data, so equal data (``repr``:
+    exact for YAML's types, 1 and "1" told apart) gives an equal result.  A ``ConfigError`` is raised each time."""
+    from boardrl.config import parse_params
+
+    key = repr(params)
+    if key not in _validated:
+        parsed = parse_params(params)
+        while len(_validated) >= VALIDATED_KEPT:
+            del _validated[next(iter(_validated))]  # the oldest first: dicts keep insertion order
+        _validated[key] = parsed
+    return _validated[key]
 
 
 def experiment_commits(root: Path, names: set[str]) -> dict[str, list[str]]:
@@ -68,10 +89,9 @@ def input_files(root: Path, exp_id: str) -> dict[str, str]:
 def current_inputs(root: Path, params: dict[str, Any], exp_ids: list[str]) -> dict[str, Any] | None:
     """{build/inputs file: what stage ``inputs`` would write now} for the study's experiments under ``params``;
     None when one of them plays a trained model (a ``model:`` opponent, whose files no fingerprint covers here)."""
-    from boardrl.config import parse_params
     from boardrl.experiments.inputs import experiment_learners, referee_inputs, stage_inputs
 
-    parsed = parse_params(params)
+    parsed = validated(params)
     learners = experiment_learners(parsed)
     out: dict[str, Any] = {REFEREE_INPUTS: referee_inputs(parsed)}
     for exp_id in exp_ids:
