@@ -49,7 +49,8 @@ from typing import Any, Callable
 from boardrl.config import ConfigError, parse_params, read_yaml
 from boardrl.cores import available_cores
 from boardrl.experiments.profiles import DROP, drop_keys, leaves, load_overlay, merge
-from boardrl.experiments.study_reuse import carried, current_fingerprint, recorded_fingerprint, reused, validated
+from boardrl.experiments.study_reuse import (carried, current_fingerprint, recorded_fingerprint, remember, reused,
+                                             validated)
 from boardrl.experiments.study_spec import STUDIES_DIR, Study, load_study
 from boardrl.experiments.study_table import UCI_CLASSES, figure, markdown, stale_note
 
@@ -57,9 +58,9 @@ METRICS = "results/metrics/{id}.json"
 PENDING = ("Queued", "Running")
 ABSENT_POLLS = 3  # polls a queue entry may be missing from DVC's listing before it counts as removed (wait_for)
 PARAMS_BACKUP = (".dvc", "tmp", "boardrl-study-params.yaml")  # the workspace's params.yaml while queueing
-PARSED_KEPT = 4  # params.yaml files whose parse ``shipped_params`` keeps (a test session reads many copies)
+PARSED_KEPT = 4  # params.yaml texts whose parse ``shipped_params`` keeps (a test session reads many copies)
 
-_parsed: dict[Path, tuple[bytes, Any]] = {}
+_parsed: dict[bytes, Any] = {}  # params.yaml's text -> its parse
 
 
 @dataclass(frozen=True)
@@ -116,24 +117,21 @@ def prune(overlay: dict[str, Any], keys: list[str]) -> dict[str, Any]:
 
 
 def shipped_params(root: Path) -> Any:
-    """``root``'s params.yaml as ``read_yaml`` gives it, parsed once per distinct content; a copy each call.
+    """``root``'s params.yaml as ``read_yaml`` gives it, parsed once per distinct text; a copy each call.
 
     Why: every variation reads it twice (``overlay``, ``variation_params``), and the report stage checks every
     variation of every study (``study_freshness``): 78 reads of the 39 shipped variations, at about 0.06 to 0.1 s
-    each with PyYAML's own parser, were most of the report stage's time.  A file rewritten while it was parsed
-    is not kept."""
-    path = (Path(root) / "params.yaml").resolve()
+    each with PyYAML's own parser, were most of the report stage's time.  A parse depends on the text alone, so
+    the text is the key; a file rewritten while it was parsed is not kept.  Here and not in ``config.read_yaml``:
+    that module is in every training stage's code fingerprint, and changing it would make every study row stale."""
+    path = Path(root) / "params.yaml"
     text = _content(path)
-    kept = _parsed.get(path)
-    if kept is None or kept[0] != text:
+    if text not in _parsed:
         data = read_yaml(path)  # an unreadable file: its one-line ConfigError
         if text is None or _content(path) != text:
             return data
-        _parsed.pop(path, None)
-        while len(_parsed) >= PARSED_KEPT:
-            del _parsed[next(iter(_parsed))]  # the oldest first: dicts keep insertion order
-        kept = _parsed[path] = (text, data)
-    return copy.deepcopy(kept[1])
+        remember(_parsed, text, data, PARSED_KEPT)
+    return copy.deepcopy(_parsed[text])
 
 
 def _content(path: Path) -> bytes | None:

@@ -33,16 +33,28 @@ import hashlib
 import json
 import subprocess
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from boardrl.config import Params
 
 EXPS_REFS = "refs/exps/"
 STAGE_FILES = ("pipeline", "dvc.yaml")
 VALIDATED_KEPT = 64  # parsed params ``validated`` keeps: more than the variations of every shipped study
 
-_validated: dict[str, Any] = {}
+_validated: dict[str, Params] = {}
 
 
-def validated(params: dict[str, Any]) -> Any:
+def remember(memo: dict[Any, Any], key: Any, value: Any, most: int) -> None:
+    """``memo[key] = value``, first dropping the oldest entries (dicts keep insertion order) so that at most
+    ``most`` stay: a process that reads many projects (a test session) keeps only the latest."""
+    memo.pop(key, None)
+    while len(memo) >= most:
+        del memo[next(iter(memo))]
+    memo[key] = value
+
+
+def validated(params: dict[str, Any]) -> Params:
     """``config.parse_params(params)``, once per distinct ``params`` in a process; shared, so read it only.
 
     Why: a study validates each variation (``study.variation_params``) and then fingerprints it (``current_inputs``),
@@ -53,10 +65,7 @@ def validated(params: dict[str, Any]) -> Any:
 
     key = repr(params)
     if key not in _validated:
-        parsed = parse_params(params)
-        while len(_validated) >= VALIDATED_KEPT:
-            del _validated[next(iter(_validated))]  # the oldest first: dicts keep insertion order
-        _validated[key] = parsed
+        remember(_validated, key, parse_params(params), VALIDATED_KEPT)
     return _validated[key]
 
 
