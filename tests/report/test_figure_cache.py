@@ -161,3 +161,44 @@ def test_an_entry_serves_processes_of_any_string_hash_seed(cache, tmp_path):
         calls.append(int(out.stdout))
     assert calls == [1, 0] and len(list(cache.glob("*.png"))) == 1
     assert (tmp_path / "1.png").read_bytes() == (tmp_path / "2.png").read_bytes()
+
+
+def _other_runs(tree: object) -> object:
+    """``tree`` as another run of the same numbers would write it: other MLflow run ids, commit and wall times."""
+    if isinstance(tree, dict):
+        return {k: (v[::-1] if k in ("mlflow_run_id", "mlflow_parent_run_id", "git_commit") and isinstance(v, str)
+                    else v * 3 if k in ("seconds", "training_seconds") and isinstance(v, (int, float))
+                    else _other_runs(v)) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_other_runs(v) for v in tree]
+    return tree
+
+
+def test_the_same_numbers_elsewhere_from_other_runs_draw_no_figure_again(cache, tmp_path, monkeypatch):
+    """The figure functions take only what they draw (report/figures.py), so the key holds no file path, run id
+    or wall time: a report of equal numbers in another directory, from other runs, copies every figure."""
+    import json
+
+    from boardrl.report import build_report
+    from report.results_tree import make_results
+
+    first = make_results(tmp_path / "a")
+    build_report(first, tmp_path / "a" / "reports")
+    second = make_results(tmp_path / "b")
+    changed = 0
+    for path in second.rglob("*.json"):
+        data = json.loads(path.read_text())
+        if (other := _other_runs(data)) != data:
+            path.write_text(json.dumps(other))
+            changed += 1
+    assert changed >= 4  # the summaries, evaluations and tournament now name other runs
+
+    drawn: list[str] = []
+    save = figure_cache.save
+    monkeypatch.setattr(figure_cache, "save", lambda fig, path: (drawn.append(path.name), save(fig, path)))
+    build_report(second, tmp_path / "b" / "reports")
+    assert drawn == []
+    figures = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a" / "reports").rglob("*.png"))
+    assert len(figures) == 8
+    for rel in figures:
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel

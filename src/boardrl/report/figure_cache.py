@@ -6,7 +6,9 @@ second a figure (measured under cProfile: 5.7 of the 7.6 s of a report of 8 expe
 changes, and most experiments' figures are then the same as in the last run.
 
 Why a hit is the figure a fresh draw would give: the figure functions are pure functions of their arguments, drawn
-with the object API (``report/figures.py``, no pyplot state).  An entry's key is the SHA-256 of:
+with the object API (``report/figures.py``, no pyplot state).  They take only what they draw, never a whole
+experiment with its file paths, run ids and wall times, so equal numbers from another run or another directory (a
+DVC experiment's workspace, a test's copy) find their figures too.  An entry's key is the SHA-256 of:
 - the function's name;
 - the source of its module and of every boardrl module that module imports (``kernel_cache.closure_key``);
 - the versions of matplotlib and Pillow, matplotlib's ``rcParams`` and the fonts it can find;

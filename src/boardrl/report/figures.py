@@ -1,5 +1,10 @@
 """The report's matplotlib figures, drawn with the object API (``Figure``, no pyplot, no global backend state).
 
+Each figure function takes only what it draws (ids, curves, readings), never a whole ``Experiment``: the figure
+cache (``report/figure_cache.py``) keys an entry on the arguments, and an experiment also carries file paths,
+MLflow run ids and training times, which differ between two runs of equal numbers and would make every figure
+miss.
+
 Colours: win green, draw grey, loss red everywhere; the seeds of an experiment are shades of the same colour
 (lighter = later seed), so several seeds read as one family.  Intervals are the ones the evaluate stage
 computed (drawn as error bars): 95% Wilson for one seed's games, percentile bootstrap over seeds for an IQM.
@@ -15,7 +20,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from boardrl.report.evaluation import SeatReading, UCIReading
+from boardrl.report.evaluation import MatchReading, SeatReading, UCIReading
 from boardrl.report.results import SEATS, Experiment, finite
 
 OUTCOMES = ("win", "draw", "loss")
@@ -71,18 +76,23 @@ def _curve_panel(ax: Any, curves: dict[int, pd.DataFrame], opponent: str, unit: 
     ax.grid(alpha=0.3)
 
 
-def learning_curve(exp: Experiment) -> Figure:
-    """W/D/L (combined seats) against each benchmark opponent vs training progress, one line per seed (log x)."""
-    curves = {k: s.curve for k, s in exp.seeds.items() if s.curve is not None and len(s.curve)}
+def curves_of(exp: Experiment) -> dict[int, pd.DataFrame]:
+    """The seeds' learning curves that have rows, by seed: what ``learning_curve`` draws."""
+    return {k: s.curve for k, s in exp.seeds.items() if s.curve is not None and len(s.curve)}
+
+
+def learning_curve(exp_id: str, learner: str, game: str, unit: str, curves: dict[int, pd.DataFrame]) -> Figure:
+    """W/D/L (combined seats) against each benchmark opponent vs training progress, one line per seed (log x);
+    ``curves`` are the seeds' non-empty curves (``curves_of``)."""
     opponents = list(dict.fromkeys(o for c in curves.values() for o in c["opponent"]))
     fig, axes = _grid(len(opponents))
     steps = pd.concat([c["step"] for c in curves.values()])
     positive = steps[steps > 0]
     linthresh = float(positive.min()) if len(positive) else 1.0
     for ax, opp in zip(axes, opponents):
-        _curve_panel(ax, curves, opp, exp.unit or "games", linthresh)
+        _curve_panel(ax, curves, opp, unit, linthresh)
     _curve_legend(fig, sorted(curves))
-    fig.suptitle(f"{exp.id}: learning curves\n{exp.learner} on {exp.game}")
+    fig.suptitle(f"{exp_id}: learning curves\n{learner} on {game}")
     return fig
 
 
@@ -132,9 +142,8 @@ def _wdl_bars(ax: Any, names: list[str], stats: list[SeatReading]) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def wdl_bars(exp: Experiment, seed: int) -> Figure:
+def wdl_bars(exp_id: str, seed: int, opponents: dict[str, MatchReading]) -> Figure:
     """Final W/D/L of one seed against each opponent of the ladder, one panel per seat, with 95% intervals."""
-    opponents = exp.seeds[seed].opponents
     names = list(opponents)
     fig, axes = _grid(len(SEATS), width=max(4.6, 0.9 * len(names) + 1.5))
     for ax, seat in zip(axes, SEATS):
@@ -142,7 +151,7 @@ def wdl_bars(exp: Experiment, seed: int) -> Figure:
         ax.set_title(SEAT_LABELS[seat])
         ax.set_ylabel("rate")
     _outcome_legend(fig)
-    fig.suptitle(f"{exp.id}, seed {seed}: final evaluation\n(95% Wilson intervals)")
+    fig.suptitle(f"{exp_id}, seed {seed}: final evaluation\n(95% Wilson intervals)")
     return fig
 
 
@@ -211,10 +220,9 @@ def optimal_rates(groups: list[tuple[str, list[RatePoint]]]) -> Figure:
     return fig
 
 
-def uci_results(exp: Experiment, seed: int) -> Figure:
+def uci_results(exp_id: str, seed: int, uci: UCIReading) -> Figure:
     """Connect 4 from the UCI start positions by label for one seed: reference system 000's protocol and the full
     protocol."""
-    uci = exp.seeds[seed].uci or UCIReading()
     panels: list[tuple[str, dict[str, SeatReading]]] = []
     if uci.seed000:
         panels.append(("reference system 000: agent first vs random", uci.seed000))
@@ -228,5 +236,5 @@ def uci_results(exp: Experiment, seed: int) -> Figure:
         ax.set_title(title)
         ax.set_ylabel("rate")
     _outcome_legend(fig)
-    fig.suptitle(f"{exp.id}, seed {seed}: UCI start positions by label\n(95% Wilson intervals)")
+    fig.suptitle(f"{exp_id}, seed {seed}: UCI start positions by label\n(95% Wilson intervals)")
     return fig

@@ -132,7 +132,8 @@ def curve_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
     if len(missing) == len(e.seeds):
         return [Paragraph(text("No learning curve yet (", where, " is missing)."))]
     name = f"curve_{e.key}.png"
-    figure_cache.draw(fig_dir / name, figures.learning_curve, e)
+    figure_cache.draw(fig_dir / name, figures.learning_curve, e.id, e.learner, e.game, e.unit or "games",
+                      figures.curves_of(e))
     out: list[Block] = [
         Heading(3, "Learning curve"),
         Paragraph(text(f"Combined W/D/L against each benchmark opponent during training (log scale of training "
@@ -206,7 +207,7 @@ def evaluation_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]
         return [Paragraph(text("Not evaluated yet (", Span(f"results/eval/{e.id}.json", code=True), " is missing)."))]
     first = next(iter(e.evaluated))
     name = f"wdl_{e.key}.png"
-    figure_cache.draw(fig_dir / name, figures.wdl_bars, e, first)
+    figure_cache.draw(fig_dir / name, figures.wdl_bars, e.id, first, e.seeds[first].opponents)
     out: list[Block] = [
         Heading(3, "Final evaluation by seed"),
         Paragraph(text("W/D/L per seat against the ladder for each seed, with 95% Wilson intervals over its games "
@@ -342,7 +343,7 @@ def uci_blocks(e: Experiment, links: Links, fig_dir: Path) -> list[Block]:
                       numeric=frozenset({3, 4, 5, 6}))]
     first = next(iter(seeds))
     name = f"uci_{e.key}.png"
-    figure_cache.draw(fig_dir / name, figures.uci_results, e, first)
+    figure_cache.draw(fig_dir / name, figures.uci_results, e.id, first, seeds[first][1])
     out.append(Image(f"figures/{name}", f"UCI results of {e.id}, seed {first}"))
     return out
 
