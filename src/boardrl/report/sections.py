@@ -124,16 +124,16 @@ def play_line(e: Experiment) -> Paragraph:
 
 def curve_blocks(e: Experiment, fig_dir: Path) -> list[Block]:
     """The learning-curve figure of all seeds, and which seeds have no curve yet."""
-    missing = [k for k, s in e.seeds.items() if s.curve is None or not len(s.curve)]
+    curves = figures.curves_of(e)
+    missing = [k for k in e.seeds if k not in curves]
     where = Span(f"results/curves/{e.id}/seed-<k>.tsv", code=True)
     if all(s.curve is not None and not len(s.curve) for s in e.seeds.values()):
         return [Paragraph(text("No learning curve: this experiment has no curve opponents (", where, " holds "
                                "only its header)."))]
-    if len(missing) == len(e.seeds):
+    if not curves:
         return [Paragraph(text("No learning curve yet (", where, " is missing)."))]
     name = f"curve_{e.key}.png"
-    figure_cache.draw(fig_dir / name, figures.learning_curve, e.id, e.learner, e.game, e.unit or "games",
-                      figures.curves_of(e))
+    figure_cache.draw(fig_dir / name, figures.learning_curve, e.id, e.learner, e.game, e.unit or "games", curves)
     out: list[Block] = [
         Heading(3, "Learning curve"),
         Paragraph(text(f"Combined W/D/L against each benchmark opponent during training (log scale of training "
